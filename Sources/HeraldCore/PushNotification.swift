@@ -1,0 +1,74 @@
+import Foundation
+
+/// The APNs push type of a notification (the subset Herald sends).
+public enum PushType: String, Sendable, Codable {
+    /// A visible alert.
+    case alert
+    /// A silent background update (`content-available: 1`, priority 5).
+    case background
+}
+
+/// Where a notification is in its life.
+public enum DeliveryStatus: String, Sendable, Codable {
+    /// Accepted and waiting for (another) delivery attempt.
+    case pending
+    /// The provider accepted it.
+    case delivered
+    /// The provider refused it for good, or the device is gone.
+    case failed
+    /// Its expiry passed before a provider accepted it.
+    case expired
+}
+
+/// The one internal notification. Every send API decodes its own request and produces this;
+/// one pipeline stores, rate-limits and delivers it.
+///
+/// `payload` is the finished APNs-shaped JSON object (`aps` plus custom keys), already fitted to the
+/// provider's size limit, so what is stored is byte for byte what is sent.
+public struct PushNotification: Sendable, Equatable, Identifiable {
+    public var id: UUID
+    public var deviceID: Device.ID
+    public var pushType: PushType
+    /// APNs priority: 10 immediate, 5 power-aware.
+    public var priority: Int
+    /// `apns-collapse-id`: a later notification with the same id replaces this one on the device.
+    public var collapseID: String?
+    /// The JSON payload (an object with `aps`).
+    public var payload: Data
+    /// The UTC day whose quota this notification consumed; `nil` when it is exempt (commands, critical alerts).
+    public var quotaDay: String?
+    public var status: DeliveryStatus
+    public var attempts: Int
+    public var lastError: String?
+    /// The provider's id for the accepted push (APNs: `apns-id`).
+    public var providerMessageID: String?
+    public var createdAt: Date
+    public var updatedAt: Date
+    /// When the next delivery attempt is due.
+    public var nextAttemptAt: Date
+    /// After this the notification is not delivered any more.
+    public var expiresAt: Date
+
+    public init(
+        id: UUID = UUID(), deviceID: Device.ID, pushType: PushType, priority: Int, collapseID: String?, payload: Data,
+        quotaDay: String?, status: DeliveryStatus = .pending, attempts: Int = 0, lastError: String? = nil,
+        providerMessageID: String? = nil, createdAt: Date, updatedAt: Date? = nil, nextAttemptAt: Date? = nil,
+        expiresAt: Date
+    ) {
+        self.id = id
+        self.deviceID = deviceID
+        self.pushType = pushType
+        self.priority = priority
+        self.collapseID = collapseID
+        self.payload = payload
+        self.quotaDay = quotaDay
+        self.status = status
+        self.attempts = attempts
+        self.lastError = lastError
+        self.providerMessageID = providerMessageID
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt ?? createdAt
+        self.nextAttemptAt = nextAttemptAt ?? createdAt
+        self.expiresAt = expiresAt
+    }
+}

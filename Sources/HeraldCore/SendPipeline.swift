@@ -1,0 +1,137 @@
+import Foundation
+import Logging
+
+/// Why a send was refused. Each API dialect maps these to its own HTTP answer, in one place.
+public enum SendError: Error, Sendable, Equatable {
+    /// The device's token is dead; it must register again.
+    case deviceInactive(reason: String)
+    /// The day's quota is used up.
+    case quotaExceeded(QuotaStatus)
+    /// The payload does not fit the provider's limit even with the body shortened away.
+    case payloadTooLarge(minimumBytes: Int, limit: Int)
+    /// The provider refused the notification for good on the first attempt.
+    case rejectedByProvider(notificationID: PushNotification.ID, reason: String)
+    /// The provider said the device token is dead on the first attempt.
+    case deadTokenDetected(notificationID: PushNotification.ID, reason: String)
+    /// The store failed.
+    case storeUnavailable(String)
+}
+
+/// What the sender is told after a notification was accepted.
+public struct SendReceipt: Sendable, Equatable {
+    /// The notification as it stands when the answer is given.
+    public var notification: PushNotification
+    /// Whether the body was shortened to fit the payload limit.
+    public var truncated: Bool
+    /// A note for the sender, e.g. that no provider can deliver to this device yet.
+    public var warning: String?
+    /// The device's quota after this notification was counted.
+    public var quota: QuotaStatus
+
+    /// `delivered` once a provider accepted it, otherwise `queued`.
+    public var statusWord: String { notification.status == .delivered ? "delivered" : "queued" }
+}
+
+/// The one path every send API takes: fit the payload, count it against the daily quota and store it in one
+/// transaction, then hand it to the delivery worker and wait briefly for the first attempt.
+public struct SendPipeline: Sendable {
+    /// Tuning of the pipeline.
+    public struct Configuration: Sendable {
+        /// The default daily maximum per device.
+        public var dailyLimit: Int
+        /// How long a notification is tried before it expires.
+        public var timeToLive: TimeInterval
+        /// How long a send request waits for the first delivery attempt before answering "queued".
+        public var deliveryWait: Duration
+
+        public init(dailyLimit: Int = 150, timeToLive: TimeInterval = 86_400, deliveryWait: Duration = .milliseconds(800)) {
+            self.dailyLimit = dailyLimit
+            self.timeToLive = timeToLive
+            self.deliveryWait = deliveryWait
+        }
+    }
+
+    private let store: any HeraldStore
+    private let worker: DeliveryWorker
+    private let clock: any WallClock
+    private let configuration: Configuration
+
+    public init(store: any HeraldStore, worker: DeliveryWorker, clock: any WallClock, configuration: Configuration) {
+        self.store = store
+        self.worker = worker
+        self.clock = clock
+        self.configuration = configuration
+    }
+
+    /// The quota of a device today.
+    public func quota(of device: Device) async throws(SendError) -> QuotaStatus {
+        let day = UTCDay(containing: clock.now())
+        do {
+            let counters = try await store.quotaCounters(deviceID: device.id, day: day.description)
+            return QuotaStatus(counters: counters, maximum: dailyLimit(of: device), resetsAt: day.end)
+        } catch {
+            throw .storeUnavailable("\(error)")
+        }
+    }
+
+    /// Accepts a notification for a device: durable before this returns.
+    public func send(_ draft: NotificationDraft, to device: Device) async throws(SendError) -> SendReceipt {
+        guard device.isActive else {
+            throw .deviceInactive(reason: device.inactiveReason ?? "the device has no push token")
+        }
+        let fitted: (data: Data, truncated: Bool)
+        do {
+            fitted = try PayloadFitter.fit(draft.payload)
+        } catch let error as PayloadFitter.TooLarge {
+            throw .payloadTooLarge(minimumBytes: error.minimumBytes, limit: error.limit)
+        } catch {
+            throw .storeUnavailable("payload could not be encoded: \(error)")
+        }
+
+        let now = clock.now()
+        let day = UTCDay(containing: now)
+        let maximum = dailyLimit(of: device)
+        let notification = PushNotification(
+            deviceID: device.id, pushType: draft.pushType, priority: draft.priority, collapseID: draft.collapseID,
+            payload: fitted.data, quotaDay: draft.isExemptFromQuota ? nil : day.description, createdAt: now,
+            expiresAt: now.addingTimeInterval(configuration.timeToLive))
+
+        let decision: AcceptDecision
+        do {
+            decision = try await store.accept(
+                notification, quota: QuotaRequest(day: day.description, maximum: draft.isExemptFromQuota ? nil : maximum))
+        } catch {
+            throw .storeUnavailable("\(error)")
+        }
+        let counters: QuotaCounters
+        switch decision {
+        case .quotaExceeded(let refused):
+            throw .quotaExceeded(QuotaStatus(counters: refused, maximum: maximum, resetsAt: day.end))
+        case .accepted(let accepted):
+            counters = accepted
+        }
+
+        guard worker.canDeliver(to: device.platform) else {
+            return SendReceipt(
+                notification: notification, truncated: fitted.truncated,
+                warning: "No delivery provider for \(device.platform.rawValue) devices is configured; "
+                    + "the notification is stored and will be delivered when one can take it.",
+                quota: QuotaStatus(counters: counters, maximum: maximum, resetsAt: day.end))
+        }
+        let outcome = await worker.deliver(notification, waitingAtMost: configuration.deliveryWait)
+        switch outcome.status {
+        case .pending, .delivered:
+            return SendReceipt(
+                notification: outcome, truncated: fitted.truncated, warning: nil,
+                quota: QuotaStatus(counters: counters, maximum: maximum, resetsAt: day.end))
+        case .failed, .expired:
+            let reason = outcome.lastError ?? "refused by the provider"
+            if let current = try? await store.device(id: device.id), !current.isActive {
+                throw .deadTokenDetected(notificationID: outcome.id, reason: reason)
+            }
+            throw .rejectedByProvider(notificationID: outcome.id, reason: reason)
+        }
+    }
+
+    private func dailyLimit(of device: Device) -> Int { device.dailyLimit ?? configuration.dailyLimit }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import HeraldCore
+
+/// `POST /api/push/notify`, the camera app's send API: title, body, an optional collapse id, and the
+/// `snapshot` (image to attach) and `open` (what a tap opens) objects, passed through to the app.
+struct NotifyRequest {
+    static let snapshotTypes = ["live", "frigate_event", "frigate_review", "url"]
+    static let openTypes = ["live", "frigate_event", "frigate_review"]
+
+    /// From the body, or `nil` when the sender put it in `Authorization: Bearer`.
+    var userID: String?
+    var title: String
+    var body: String
+    var notificationID: String?
+    var snapshot: JSONObject?
+    var open: JSONObject?
+
+    /// Decodes and validates the body. `null` and `""` count as absent for the optional fields
+    /// (Home Assistant's `rest_command` renders missing values that way); unknown fields are ignored.
+    init(_ json: JSONObject) throws {
+        let fields = FieldReader(json)
+        userID = try fields.optionalString("user_id")
+        if let userID, !Secrets.isHex256(userID) {
+            throw APIError.invalidField("user_id", "user_id must be 64 hexadecimal characters.")
+        }
+        title = try fields.requiredString("title")
+        body = try fields.requiredString("body")
+        notificationID = try fields.optionalString("notification_id")
+        if let notificationID, notificationID.utf8.count > 64 {
+            throw APIError.invalidField(
+                "notification_id", "notification_id must be at most 64 bytes (it is the APNs collapse id); got \(notificationID.utf8.count).")
+        }
+
+        let open = try fields.optionalObject("open")
+        if let open {
+            let type = try Self.type(of: open, from: Self.openTypes)
+            if type == "live" {
+                let camera = try open.optionalString("camera_id") ?? open.optionalString("camera_name")
+                guard camera != nil else {
+                    throw APIError.invalidField("open.camera_id", "open.camera_id or open.camera_name is required when open.type is live.")
+                }
+            } else {
+                _ = try open.requiredNonEmptyString("id")
+            }
+        }
+        if let snapshot = try fields.optionalObject("snapshot") {
+            switch try Self.type(of: snapshot, from: Self.snapshotTypes) {
+            case "live":
+                let camera = try open.flatMap { try $0.optionalString("camera_id") ?? $0.optionalString("camera_name") }
+                guard open?.object["type"] == "live" || camera != nil else {
+                    throw APIError.invalidField(
+                        "open", "A live snapshot takes its camera from open: give open.camera_id or open.camera_name.")
+                }
+            case "url":
+                let url = try snapshot.requiredNonEmptyString("url")
+                guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased()), parsed.host != nil else {
+                    throw APIError.invalidField("snapshot.url", "snapshot.url must be an http or https URL.")
+                }
+            default:
+                _ = try snapshot.requiredNonEmptyString("id")
+            }
+            self.snapshot = snapshot.object
+        } else {
+            self.snapshot = nil
+        }
+        self.open = open?.object
+    }
+
+    private static func type(of object: FieldReader, from allowed: [String]) throws -> String {
+        guard try object.optionalString("type") != nil else {
+            throw APIError.invalidField(object.path(of: "type"), "\(object.path(of: "type")) is required.")
+        }
+        return try object.optionalChoice("type", from: allowed) ?? ""
+    }
+
+    /// The notification the app receives (documented in docs/payloads.md).
+    var draft: NotificationDraft {
+        var aps: JSONObject = ["alert": ["title": .string(title), "body": .string(body)], "sound": "default"]
+        if snapshot != nil { aps["mutable-content"] = 1 }
+        var payload: JSONObject = ["aps": .object(aps)]
+        if let notificationID { payload["notification_id"] = .string(notificationID) }
+        if let snapshot { payload["snapshot"] = .object(snapshot) }
+        if let open { payload["open"] = .object(open) }
+        return NotificationDraft(pushType: .alert, priority: 10, collapseID: notificationID, payload: payload)
+    }
+}

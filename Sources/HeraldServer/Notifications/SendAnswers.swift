@@ -1,0 +1,66 @@
+import Foundation
+import HTTPTypes
+import HeraldCore
+import Hummingbird
+
+/// The parts of a send answer every send API shares: the `rateLimits` object, the `RateLimit-*` headers,
+/// and the mapping of the pipeline's `SendError` to `APIError`.
+enum SendAnswers {
+    /// `{"attempts", "successful", "errors", "total", "maximum", "remaining", "resetsAt"}`, counts as integers,
+    /// `resetsAt` as ISO-8601 UTC with milliseconds (the shape Home Assistant parses).
+    static func rateLimits(_ quota: QuotaStatus) -> JSONValue {
+        [
+            "attempts": .int(quota.counters.attempts), "successful": .int(quota.counters.successful),
+            "errors": .int(quota.counters.errors), "total": .int(quota.counters.total), "maximum": .int(quota.maximum),
+            "remaining": .int(quota.remaining), "resetsAt": .string(quota.resetsAt.iso8601WithMilliseconds),
+        ]
+    }
+
+    /// `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds until the reset).
+    static func headers(_ quota: QuotaStatus, now: Date) -> HTTPFields {
+        [
+            .rateLimitLimit: "\(quota.maximum)", .rateLimitRemaining: "\(quota.remaining)",
+            .rateLimitReset: "\(secondsUntilReset(quota, now: now))",
+        ]
+    }
+
+    static func secondsUntilReset(_ quota: QuotaStatus, now: Date) -> Int {
+        max(0, Int(quota.resetsAt.timeIntervalSince(now).rounded(.up)))
+    }
+
+    /// The APIError (default shape) for a refused send.
+    static func apiError(_ error: SendError, now: Date) -> APIError {
+        switch error {
+        case .deviceInactive(let reason), .deadTokenDetected(_, let reason):
+            var extra: JSONObject = ["reason": .string(reason)]
+            if case .deadTokenDetected(let id, _) = error { extra["id"] = .string(id.uuidString.lowercased()) }
+            return APIError(
+                .gone, code: "device_must_reregister",
+                message: "The device's push token is no longer valid (\(reason)); the app must register again.", extra: extra)
+        case .quotaExceeded(let quota):
+            var headers = Self.headers(quota, now: now)
+            headers[.retryAfter] = "\(secondsUntilReset(quota, now: now))"
+            return APIError(
+                .tooManyRequests, code: "rate_limited",
+                message: "This USER_ID has used its \(quota.maximum) notifications for today; the limit resets at \(quota.resetsAt.iso8601WithMilliseconds).",
+                extra: ["rateLimits": rateLimits(quota)], headers: headers)
+        case .payloadTooLarge(let minimum, let limit):
+            return APIError(
+                .badRequest, code: "payload_too_large",
+                message: "The notification does not fit APNs' \(limit)-byte limit even with the body shortened away (\(minimum) bytes).",
+                field: "$")
+        case .rejectedByProvider(let id, let reason):
+            return APIError(
+                .badGateway, code: "rejected_by_provider", message: "The push service refused the notification: \(reason).",
+                extra: ["id": .string(id.uuidString.lowercased()), "reason": .string(reason)])
+        case .storeUnavailable(let detail):
+            return APIError.storeUnavailable(detail)
+        }
+    }
+}
+
+extension HTTPField.Name {
+    static let rateLimitLimit = HTTPField.Name("RateLimit-Limit")!
+    static let rateLimitRemaining = HTTPField.Name("RateLimit-Remaining")!
+    static let rateLimitReset = HTTPField.Name("RateLimit-Reset")!
+}

@@ -1,0 +1,58 @@
+import Foundation
+import HTTPTypes
+import HeraldCore
+import Hummingbird
+
+/// The credentials a request carries in its `Authorization` header.
+enum Credentials {
+    /// `Authorization: Basic base64(user_id:device_secret)`: the device owner.
+    static func basic(_ request: Request) -> (userID: String, secret: String)? {
+        guard let header = request.headers[.authorization], header.lowercased().hasPrefix("basic "),
+            let data = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
+            let decoded = String(data: data, encoding: .utf8), let colon = decoded.firstIndex(of: ":")
+        else { return nil }
+        return (String(decoded[..<colon]), String(decoded[decoded.index(after: colon)...]))
+    }
+
+    /// `Authorization: Bearer <value>`.
+    static func bearer(_ request: Request) -> String? {
+        guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") else { return nil }
+        let value = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
+        return value.isEmpty ? nil : value
+    }
+}
+
+/// Finds devices by their bearer secrets. Lookups go by the SHA-256 of the USER_ID; secrets are compared in constant time.
+struct DeviceDirectory: Sendable {
+    let store: any HeraldStore
+
+    /// The device of a USER_ID given by a sender; 404 when there is none.
+    func device(userID: String) async throws -> Device {
+        guard Secrets.isHex256(userID) else {
+            throw APIError.invalidField("user_id", "user_id must be 64 hexadecimal characters.")
+        }
+        guard let device = try await lookUp(userID) else { throw APIError.unknownUser }
+        return device
+    }
+
+    /// The device of the owner whose `user_id`/`device_secret` were given; 404 unknown, 403 wrong secret.
+    func owner(userID: String, secret: String) async throws -> Device {
+        let device = try await self.device(userID: userID)
+        guard Secrets.matches(secret, hash: device.secretHash) else { throw APIError.wrongDeviceSecret }
+        return device
+    }
+
+    /// The owner from the request's Basic credentials; 401 when there are none.
+    func owner(of request: Request) async throws -> Device {
+        guard let credentials = Credentials.basic(request) else { throw APIError.ownerCredentialsRequired }
+        return try await owner(userID: credentials.userID, secret: credentials.secret)
+    }
+
+    private func lookUp(_ userID: String) async throws -> Device? {
+        do {
+            return try await store.device(userIDHash: Secrets.hash(userID.lowercased()))
+        } catch {
+            throw APIError.storeUnavailable("\(error)")
+        }
+    }
+}

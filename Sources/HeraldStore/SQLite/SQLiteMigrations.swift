@@ -1,0 +1,59 @@
+import GRDB
+
+/// The versioned schema of the SQLite store. Migrations run at startup; a migration, once released,
+/// is never edited: add a new one.
+enum SQLiteMigrations {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: devices, notifications, quota counters") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE device (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        user_id_hash TEXT NOT NULL UNIQUE,
+                        secret_hash TEXT NOT NULL,
+                        platform TEXT NOT NULL,
+                        environment TEXT NOT NULL,
+                        token TEXT,
+                        is_active INTEGER NOT NULL,
+                        inactive_reason TEXT,
+                        daily_limit INTEGER,
+                        created_at REAL NOT NULL,
+                        updated_at REAL NOT NULL
+                    );
+                    CREATE UNIQUE INDEX device_platform_token ON device(platform, token) WHERE token IS NOT NULL;
+
+                    CREATE TABLE notification (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        device_id TEXT NOT NULL REFERENCES device(id) ON DELETE CASCADE,
+                        push_type TEXT NOT NULL,
+                        priority INTEGER NOT NULL,
+                        collapse_id TEXT,
+                        payload BLOB NOT NULL,
+                        quota_day TEXT,
+                        status TEXT NOT NULL,
+                        attempts INTEGER NOT NULL,
+                        last_error TEXT,
+                        provider_message_id TEXT,
+                        created_at REAL NOT NULL,
+                        updated_at REAL NOT NULL,
+                        next_attempt_at REAL NOT NULL,
+                        expires_at REAL NOT NULL
+                    );
+                    CREATE INDEX notification_due ON notification(next_attempt_at) WHERE status = 'pending';
+                    CREATE INDEX notification_device_pending ON notification(device_id, created_at) WHERE status = 'pending';
+
+                    CREATE TABLE quota_counter (
+                        device_id TEXT NOT NULL REFERENCES device(id) ON DELETE CASCADE,
+                        day TEXT NOT NULL,
+                        attempts INTEGER NOT NULL DEFAULT 0,
+                        successful INTEGER NOT NULL DEFAULT 0,
+                        errors INTEGER NOT NULL DEFAULT 0,
+                        total INTEGER NOT NULL DEFAULT 0,
+                        PRIMARY KEY (device_id, day)
+                    ) WITHOUT ROWID;
+                    """)
+        }
+        return migrator
+    }
+}

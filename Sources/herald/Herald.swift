@@ -1,0 +1,11 @@
+import ArgumentParser
+
+/// The `herald` command.
+@main
+struct Herald: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "herald",
+        abstract: "A self-hosted push-notification gateway for APNs.",
+        subcommands: [Serve.self, APNs.self]
+    )
+}

@@ -1,0 +1,81 @@
+import Foundation
+import HTTPTypes
+import HeraldCore
+import HeraldServer
+import HeraldStore
+import HeraldTesting
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import Testing
+
+/// Starts Herald on a free loopback port with its own SQLite file and runs a test against it over real HTTP.
+struct TestServer {
+    var configuration: HeraldConfiguration
+    let databasePath: String
+    let clock: TestClock
+
+    init(dailyLimit: Int = 150, databasePath: String? = nil, clock: TestClock = TestClock(Date())) throws {
+        self.databasePath = try databasePath ?? TemporaryDirectory.make().appendingPathComponent("herald.sqlite").path
+        self.clock = clock
+        configuration = HeraldConfiguration()
+        configuration.host = "127.0.0.1"
+        configuration.port = 0
+        configuration.databaseURL = "sqlite:" + self.databasePath
+        configuration.dailyLimit = dailyLimit
+        configuration.logLevel = .warning
+        configuration.deliveryWait = .seconds(5)
+    }
+
+    /// Runs `test` with a client connected to a live server.
+    func run<Value: Sendable>(_ test: @Sendable (any TestClientProtocol) async throws -> Value) async throws -> Value {
+        let app = try await buildApplication(configuration, clock: clock)
+        return try await app.test(.live, test)
+    }
+
+    /// A second connection to the server's SQLite file, to look at what was stored.
+    func openStore() throws -> SQLiteStore { try SQLiteStore(path: databasePath) }
+}
+
+/// A registered device as the API returned it.
+struct Registration: Sendable {
+    var userID: String
+    var secret: String
+
+    var basic: HTTPFields {
+        [.authorization: "Basic " + Data("\(userID):\(secret)".utf8).base64EncodedString()]
+    }
+    var bearer: HTTPFields { [.authorization: "Bearer \(userID)"] }
+}
+
+extension TestClientProtocol {
+    /// Sends `body` (JSON text, sent as is) with `Content-Type: application/json`.
+    func post(_ uri: String, _ body: String, headers: HTTPFields = [:], method: HTTPRequest.Method = .post) async throws -> TestResponse {
+        var fields = headers
+        fields[.contentType] = "application/json"
+        return try await execute(uri: uri, method: method, headers: fields, body: ByteBuffer(string: body))
+    }
+
+    /// Registers an APNs device and returns its credentials.
+    func register(token: String = Fixtures.apnsToken(), environment: String = "production") async throws -> Registration {
+        let response = try await post("/api/push/register", #"{"token": "\#(token)", "environment": "\#(environment)"}"#)
+        #expect(response.status == .created)
+        let body = try response.json()
+        return Registration(userID: try #require(body["user_id"]?.stringValue), secret: try #require(body["device_secret"]?.stringValue))
+    }
+
+    /// The seed's notify body for `userID` with the given extra members.
+    func notify(_ userID: String, title: String = "Motion", body: String = "Garden", extra: String = "") async throws -> TestResponse {
+        try await post("/api/push/notify", #"{"user_id": "\#(userID)", "title": "\#(title)", "body": "\#(body)"\#(extra)}"#)
+    }
+}
+
+extension TestResponse {
+    /// The body as a JSON object; fails the test when it is not one or the content type is not JSON.
+    func json(sourceLocation: SourceLocation = #_sourceLocation) throws -> JSONObject {
+        #expect(headers[.contentType]?.hasPrefix("application/json") == true, "content type", sourceLocation: sourceLocation)
+        let value = try JSONValue.decode(Data(body.readableBytesView))
+        return try #require(value.objectValue, sourceLocation: sourceLocation)
+    }
+}
