@@ -74,6 +74,9 @@ public final class DeliveryWorker: Service, Sendable {
         return outcome ?? notification
     }
 
+    /// Starts delivering a freshly stored notification without waiting for it.
+    public func submit(_ notification: PushNotification) { eventSink.yield(.submitted(notification)) }
+
     /// Asks for a scan of the store now (e.g. after a device came back).
     public func wake() { eventSink.yield(.scan) }
 

@@ -12,16 +12,19 @@ public struct NotificationDraft: Sendable, Equatable {
     public var payload: JSONObject
     /// Exempt notifications (commands, critical alerts) don't consume the daily quota.
     public var isExemptFromQuota: Bool
+    /// When the notification expires; `nil` for the configured time to live.
+    public var expiresAt: Date?
 
     public init(
         pushType: PushType = .alert, priority: Int = 10, collapseID: String? = nil, payload: JSONObject,
-        isExemptFromQuota: Bool = false
+        isExemptFromQuota: Bool = false, expiresAt: Date? = nil
     ) {
         self.pushType = pushType
         self.priority = priority
         self.collapseID = collapseID
         self.payload = payload
         self.isExemptFromQuota = isExemptFromQuota
+        self.expiresAt = expiresAt
     }
 }
 

@@ -94,7 +94,7 @@ public struct SendPipeline: Sendable {
         let notification = PushNotification(
             deviceID: device.id, pushType: draft.pushType, priority: draft.priority, collapseID: draft.collapseID,
             payload: fitted.data, quotaDay: draft.isExemptFromQuota ? nil : day.description, createdAt: now,
-            expiresAt: now.addingTimeInterval(configuration.timeToLive))
+            expiresAt: draft.expiresAt ?? now.addingTimeInterval(configuration.timeToLive))
 
         let decision: AcceptDecision
         do {
@@ -109,6 +109,9 @@ public struct SendPipeline: Sendable {
             throw .quotaExceeded(QuotaStatus(counters: refused, maximum: maximum, resetsAt: day.end))
         case .accepted(let accepted):
             counters = accepted
+        }
+        if !draft.isExemptFromQuota, counters.successful == maximum {
+            await announceQuotaUsedUp(to: device, quota: QuotaStatus(counters: counters, maximum: maximum, resetsAt: day.end))
         }
 
         guard worker.canDeliver(to: device.platform) else {
@@ -131,6 +134,33 @@ public struct SendPipeline: Sendable {
             }
             throw .rejectedByProvider(notificationID: outcome.id, reason: reason)
         }
+    }
+
+    /// Queues the one notification that tells the device its quota for today is used up (exempt from the quota
+    /// itself), as Home Assistant's relay does. The app can localise it with the `rate_limit` member.
+    private func announceQuotaUsedUp(to device: Device, quota: QuotaStatus) async {
+        let now = clock.now()
+        let payload: JSONObject = [
+            "aps": [
+                "alert": [
+                    "title": "Notifications paused",
+                    "body": .string("This device has received its \(quota.maximum) notifications for today; more will be delivered after \(quota.resetsAt.iso8601WithMilliseconds)."),
+                ],
+                "sound": "default",
+            ],
+            "rate_limit": [
+                "loc-key": "rate_limit_notification.body", "title-loc-key": "rate_limit_notification.title",
+                "maximum": .int(quota.maximum), "resetsAt": .string(quota.resetsAt.iso8601WithMilliseconds),
+            ],
+        ]
+        guard let data = try? JSONValue.object(payload).encoded() else { return }
+        let notification = PushNotification(
+            deviceID: device.id, pushType: .alert, priority: 10, collapseID: "herald-rate-limit", payload: data, quotaDay: nil,
+            createdAt: now, expiresAt: quota.resetsAt)
+        guard case .accepted = try? await store.accept(notification, quota: QuotaRequest(day: UTCDay(containing: now).description, maximum: nil, countsAttempt: false)) else {
+            return
+        }
+        if worker.canDeliver(to: device.platform) { worker.submit(notification) }
     }
 
     private func dailyLimit(of device: Device) -> Int { device.dailyLimit ?? configuration.dailyLimit }

@@ -1,12 +1,35 @@
+import HeraldAPNs
 import HeraldCore
+import HeraldStore
+import Logging
 
-/// TEMPORARY until HeraldAPNs lands.
+/// Turning the APNs configuration into a provider, and checking it offline (`herald apns check`).
 public enum APNsSetup {
-    public static func check(_ settings: APNsSettings) throws -> [String] { throw ConfigurationError("not wired") }
+    /// The provider for a configuration; fails with one line naming the option at fault.
+    static func makeProvider(_ configuration: APNsConfiguration, clock: any WallClock, logger: Logger) throws -> APNsProvider {
+        do {
+            return try APNsProvider(configuration: configuration, clock: clock, logger: logger)
+        } catch {
+            throw ConfigurationError(error.description)
+        }
+    }
+
+    /// Validates the key and settings offline and describes what would be used.
+    public static func check(_ configuration: APNsConfiguration) throws -> [String] {
+        do {
+            return try configuration.check()
+        } catch {
+            throw ConfigurationError(error.description)
+        }
+    }
 }
 
-/// One line for a startup failure.
+/// One line for a startup failure, naming the option at fault where there is one.
 public func startupMessage(_ error: any Error) -> String {
-    if let error = error as? ConfigurationError { return error.description }
-    return "\(error)"
+    switch error {
+    case let error as ConfigurationError: error.description
+    case let error as APNsConfigurationError: error.description
+    case let error as StoreError: "HERALD_DATABASE_URL: \(error.description)"
+    default: "\(error)"
+    }
 }

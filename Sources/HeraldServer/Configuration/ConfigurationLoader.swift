@@ -1,4 +1,5 @@
 import Foundation
+import HeraldAPNs
 import Logging
 import Yams
 
@@ -76,28 +77,44 @@ public enum ConfigurationLoader {
         return configuration
     }
 
-    private static func apnsSettings(_ reader: inout Reader) throws -> APNsSettings? {
-        let required = ["HERALD_APNS_KEY_PATH", "HERALD_APNS_KEY_ID", "HERALD_APNS_TEAM_ID", "HERALD_APNS_TOPIC"]
-        let given = required.map { reader.string($0) }
-        let optional = ["HERALD_APNS_PRODUCTION_URL", "HERALD_APNS_SANDBOX_URL", "HERALD_APNS_CA_PATH", "HERALD_APNS_CONNECTIONS", "HERALD_APNS_TIMEOUT"]
-        if given.allSatisfy({ $0 == nil }) {
-            if let stray = optional.first(where: { reader.string($0) != nil }) {
-                throw ConfigurationError("\(stray): set HERALD_APNS_KEY_PATH, HERALD_APNS_KEY_ID, HERALD_APNS_TEAM_ID and HERALD_APNS_TOPIC too, or nothing for APNs")
+    private static func apnsSettings(_ reader: inout Reader) throws -> APNsConfiguration? {
+        let keyPath = reader.string(APNsOption.keyPath.rawValue)
+        let keyPEM = reader.string(APNsOption.key.rawValue)
+        let required: [APNsOption] = [.keyID, .teamID, .topic]
+        let given = required.map { reader.string($0.rawValue) }
+        let optional: [APNsOption] = [.productionURL, .sandboxURL, .trustedCAPath, .connectionsPerEnvironment, .requestTimeout, .tokenRefreshInterval]
+        let optionalValues = Dictionary(uniqueKeysWithValues: optional.map { ($0, reader.string($0.rawValue)) })
+        if keyPath == nil, keyPEM == nil, given.allSatisfy({ $0 == nil }) {
+            if let stray = optional.first(where: { optionalValues[$0] != nil }) {
+                throw ConfigurationError("\(stray.rawValue): set HERALD_APNS_KEY_PATH, HERALD_APNS_KEY_ID, HERALD_APNS_TEAM_ID and HERALD_APNS_TOPIC too, or nothing for APNs")
             }
             return nil
         }
-        for (name, value) in zip(required, given) where value == nil {
-            throw ConfigurationError("\(name): required when any HERALD_APNS_ option is set")
+        let key: APNsKeySource
+        switch (keyPath, keyPEM) {
+        case (let path?, nil): key = .file(path: path)
+        case (nil, let pem?): key = .pem(pem.replacingOccurrences(of: "\\n", with: "\n"))
+        case (_?, _?): throw ConfigurationError("HERALD_APNS_KEY: set either HERALD_APNS_KEY_PATH or HERALD_APNS_KEY, not both")
+        case (nil, nil): throw ConfigurationError("HERALD_APNS_KEY_PATH: required when any HERALD_APNS_ option is set")
         }
-        var settings = APNsSettings(keyPath: given[0]!, keyID: given[1]!, teamID: given[2]!, topic: given[3]!)
-        settings.productionURL = try reader.url("HERALD_APNS_PRODUCTION_URL") ?? settings.productionURL
-        settings.sandboxURL = try reader.url("HERALD_APNS_SANDBOX_URL") ?? settings.sandboxURL
-        settings.caPath = reader.string("HERALD_APNS_CA_PATH")
-        settings.connections = try reader.integer("HERALD_APNS_CONNECTIONS", in: 1...64) ?? settings.connections
-        if let timeout = try reader.integer("HERALD_APNS_TIMEOUT", in: 1...120) {
-            settings.requestTimeout = TimeInterval(timeout)
+        for (option, value) in zip(required, given) where value == nil {
+            throw ConfigurationError("\(option.rawValue): required when any HERALD_APNS_ option is set")
         }
-        return settings
+        var configuration = APNsConfiguration(key: key, keyID: given[0]!, teamID: given[1]!, topic: given[2]!)
+        configuration.productionURL = optionalValues[.productionURL].flatMap { $0 } ?? configuration.productionURL
+        configuration.sandboxURL = optionalValues[.sandboxURL].flatMap { $0 } ?? configuration.sandboxURL
+        configuration.trustedCAPath = optionalValues[.trustedCAPath].flatMap { $0 }
+        if let text = optionalValues[.connectionsPerEnvironment].flatMap({ $0 }) {
+            configuration.connectionsPerEnvironment = try Reader.integer(text, named: APNsOption.connectionsPerEnvironment.rawValue, in: 1...64)
+        }
+        if let text = optionalValues[.requestTimeout].flatMap({ $0 }) {
+            configuration.requestTimeout = .seconds(try Reader.integer(text, named: APNsOption.requestTimeout.rawValue, in: 1...120))
+        }
+        if let text = optionalValues[.tokenRefreshInterval].flatMap({ $0 }) {
+            configuration.tokenRefreshInterval = .seconds(try Reader.integer(text, named: APNsOption.tokenRefreshInterval.rawValue, in: 1_200...3_300))
+        }
+        if let problem = configuration.settingProblems().first { throw ConfigurationError(problem.description) }
+        return configuration
     }
 
     /// Reads options and remembers which were never read, so that a misspelt option is reported.
@@ -118,18 +135,14 @@ public enum ConfigurationLoader {
 
         mutating func integer(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
             guard let text = string(name) else { return nil }
+            return try Self.integer(text, named: name, in: range)
+        }
+
+        static func integer(_ text: String, named name: String, in range: ClosedRange<Int>) throws -> Int {
             guard let value = Int(text), range.contains(value) else {
                 throw ConfigurationError("\(name): \"\(text)\" is not a whole number from \(range.lowerBound) to \(range.upperBound)")
             }
             return value
-        }
-
-        mutating func url(_ name: String) throws -> String? {
-            guard let text = string(name) else { return nil }
-            guard let url = URL(string: text), url.scheme == "https", url.host != nil else {
-                throw ConfigurationError("\(name): \"\(text)\" is not an https:// URL")
-            }
-            return text
         }
     }
 }

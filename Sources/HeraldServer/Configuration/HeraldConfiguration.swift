@@ -1,4 +1,5 @@
 import Foundation
+import HeraldAPNs
 import Logging
 
 /// Everything `herald serve` can be told. A plain value: tests build it directly,
@@ -20,31 +21,7 @@ public struct HeraldConfiguration: Sendable {
     /// Deliveries in flight at once.
     public var deliveryConcurrency = 256
     /// APNs; `nil` when no APNs option is set (notifications for Apple devices then stay queued).
-    public var apns: APNsSettings?
+    public var apns: APNsConfiguration?
 
     public init() {}
-}
-
-/// The APNs options as configured (validated and turned into a provider by `buildApplication`).
-public struct APNsSettings: Sendable, Equatable {
-    public var keyPath: String
-    public var keyID: String
-    public var teamID: String
-    /// The app's bundle id (`apns-topic`).
-    public var topic: String
-    public var productionURL = "https://api.push.apple.com"
-    public var sandboxURL = "https://api.sandbox.push.apple.com"
-    /// An extra trusted CA certificate (PEM), for pointing Herald at a local APNs double.
-    public var caPath: String?
-    /// HTTP/2 connections per APNs environment.
-    public var connections = 2
-    /// Deadline of one APNs request (seconds).
-    public var requestTimeout: TimeInterval = 10
-
-    public init(keyPath: String, keyID: String, teamID: String, topic: String) {
-        self.keyPath = keyPath
-        self.keyID = keyID
-        self.teamID = teamID
-        self.topic = topic
-    }
 }

@@ -3,28 +3,31 @@ import HeraldCore
 import Hummingbird
 import Logging
 
-/// Turns every failure into a JSON answer: `APIError`s render themselves (through `render`, so a dialect can
-/// choose its own shape), Hummingbird's own errors (unknown route, body too large) and anything unexpected
-/// become `APIError`s first. Nothing leaves the server as an empty or HTML body.
+/// Turns every failure into a JSON answer in the shape of the API dialect the request was for.
+/// `APIError`s render as they are; Hummingbird's own errors (unknown route, wrong method, body too large) and
+/// anything unexpected become `APIError`s first. Nothing leaves the server as an empty or HTML body.
 struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
-    /// Renders an error as this dialect's response.
-    var render: @Sendable (APIError) -> Response = { error in
-        JSONResponse.make(status: error.status, body: error.body, headers: error.headers)
-    }
-
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
-            let response = try await next(request, context)
-            return response
-        } catch let error as APIError {
-            return render(error)
-        } catch let error as HTTPError {
-            return render(APIError(error.status, code: Self.code(error.status), message: error.body ?? Self.sentence(error.status), headers: error.headers))
-        } catch let error as any HTTPResponseError {
-            return render(APIError(error.status, code: Self.code(error.status), message: Self.sentence(error.status)))
+            return try await next(request, context)
         } catch {
-            context.logger.error("Unhandled error", metadata: ["error": "\(String(reflecting: type(of: error)))"])
-            return render(APIError(.internalServerError, code: "internal_error", message: "Herald hit an internal error; the request was not completed."))
+            let apiError = Self.apiError(for: error, logger: context.logger)
+            return ErrorDialect(path: request.uri.path).render(apiError)
+        }
+    }
+
+    static func apiError(for error: any Error, logger: Logger) -> APIError {
+        switch error {
+        case let error as APIError:
+            return error
+        case let error as HTTPError:
+            return APIError(error.status, code: code(error.status), message: error.body ?? sentence(error.status), headers: error.headers)
+        case let error as any HTTPResponseError:
+            return APIError(error.status, code: code(error.status), message: sentence(error.status))
+        default:
+            logger.error("Unhandled error", metadata: ["error": "\(String(reflecting: type(of: error)))"])
+            return APIError(
+                .internalServerError, code: "internal_error", message: "Herald hit an internal error; the request was not completed.")
         }
     }
 
@@ -43,6 +46,37 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         case .methodNotAllowed: "This address does not take that method."
         case .contentTooLarge: "The request body is too large."
         default: "The request failed: \(status.reasonPhrase)."
+        }
+    }
+}
+
+/// The error body shapes Herald speaks: its own, and the one Home Assistant's `mobile_app` reads.
+enum ErrorDialect {
+    /// `{"error", "code", "field"?, ...}`.
+    case standard
+    /// `{"message"}` or `{"errorMessage"}` plus `errorType`, `target`, `rateLimits` where they apply.
+    case homeAssistant
+
+    static let homeAssistantPrefix = "/api/push/homeassistant"
+
+    init(path: String) {
+        self = path.hasPrefix(Self.homeAssistantPrefix) ? .homeAssistant : .standard
+    }
+
+    func render(_ error: APIError) -> Response {
+        switch self {
+        case .standard:
+            return JSONResponse.make(status: error.status, body: error.body, headers: error.headers)
+        case .homeAssistant:
+            // Home Assistant logs `message` verbatim and appends `errorMessage` to "Internal server error, please try
+            // again later:"; it crashes on an empty `message`, which APIError never has.
+            var body = error.extra
+            if error.status == .forbidden || error.status == .notFound && error.code == "unknown_user" {
+                body["errorMessage"] = .string(error.message)
+            } else {
+                body["message"] = .string(error.message)
+            }
+            return JSONResponse.make(status: error.status, body: body, headers: error.headers)
         }
     }
 }

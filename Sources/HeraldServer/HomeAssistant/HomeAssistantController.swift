@@ -1,0 +1,83 @@
+import Foundation
+import HeraldCore
+import Hummingbird
+
+/// Home Assistant's `mobile_app` push relay: an app sets `push_url` to `<herald>/api/push/homeassistant` and
+/// `push_token` to its USER_ID. Every answer is JSON in the shape Home Assistant reads (see `ErrorDialect`).
+struct HomeAssistantController<Context: RequestContext>: Sendable {
+    let pipeline: SendPipeline
+    let directory: DeviceDirectory
+    let clock: any WallClock
+    let bodyLimit: Int
+
+    func addRoutes(to group: RouterGroup<Context>) {
+        group.post("homeassistant", use: send)
+        group.post("homeassistant/rate_limits", use: rateLimits)
+    }
+
+    @Sendable func send(_ request: Request, context: Context) async throws -> Response {
+        let notify = try HomeAssistantRequest(try await JSONBody.object(of: request, limit: bodyLimit))
+        let device = try await device(for: notify.pushToken)
+        let draft = try HomeAssistantPayload.draft(for: notify, now: clock.now())
+        do {
+            let receipt = try await pipeline.send(draft, to: device)
+            return JSONResponse.make(
+                status: .created,
+                body: [
+                    "messageId": .string(receipt.notification.providerMessageID ?? receipt.notification.id.uuidString.lowercased()),
+                    "target": .string(notify.pushToken), "rateLimits": SendAnswers.rateLimits(receipt.quota),
+                ],
+                headers: SendAnswers.headers(receipt.quota, now: clock.now()))
+        } catch {
+            throw homeAssistantError(error, target: notify.pushToken)
+        }
+    }
+
+    @Sendable func rateLimits(_ request: Request, context: Context) async throws -> Response {
+        let body = FieldReader(try await JSONBody.object(of: request, limit: bodyLimit))
+        guard let token = try? body.optionalString("push_token"), Secrets.isHex256(token) else {
+            throw APIError(.forbidden, code: "missing_push_token", message: "You did not send a valid token!", field: "push_token")
+        }
+        let device = try await device(for: token)
+        do {
+            let quota = try await pipeline.quota(of: device)
+            return JSONResponse.make(
+                status: .ok, body: ["target": .string(token), "rateLimits": SendAnswers.rateLimits(quota)],
+                headers: SendAnswers.headers(quota, now: clock.now()))
+        } catch {
+            throw homeAssistantError(error, target: token)
+        }
+    }
+
+    private func device(for pushToken: String) async throws -> Device {
+        do {
+            return try await directory.device(userID: pushToken)
+        } catch let error as APIError where error.code == "unknown_user" {
+            throw APIError(.forbidden, code: "unknown_push_token", message: "No device is registered under this push token; register the app with Herald again.", field: "push_token")
+        }
+    }
+
+    /// The relay's error shapes: 429 `RateLimited`, 500 `InvalidToken` / `PayloadTooLarge` / `InternalError`.
+    private func homeAssistantError(_ error: SendError, target: String) -> APIError {
+        let now = clock.now()
+        switch error {
+        case .quotaExceeded(let quota):
+            var apiError = SendAnswers.apiError(error, now: now)
+            apiError.message = "The given target has reached the maximum number of notifications allowed per day (\(quota.maximum)). Please try again later."
+            apiError.extra = ["errorType": "RateLimited", "target": .string(target), "rateLimits": SendAnswers.rateLimits(quota)]
+            return apiError
+        case .deviceInactive(let reason), .deadTokenDetected(_, let reason):
+            return Self.internalError("InvalidToken", "The device's push token is no longer valid (\(reason)); open the app so that it registers again.")
+        case .payloadTooLarge(let minimum, let limit):
+            return Self.internalError("PayloadTooLarge", "The notification does not fit APNs' \(limit)-byte limit even with the message shortened away (\(minimum) bytes).")
+        case .rejectedByProvider(_, let reason):
+            return Self.internalError("InternalError", "APNs refused the notification: \(reason).")
+        case .storeUnavailable:
+            return Self.internalError("InternalError", "Herald's store is not available; try again shortly.")
+        }
+    }
+
+    private static func internalError(_ type: String, _ message: String) -> APIError {
+        APIError(.internalServerError, code: type, message: message, extra: ["errorType": .string(type)])
+    }
+}

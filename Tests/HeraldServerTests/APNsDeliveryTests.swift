@@ -1,0 +1,182 @@
+import Foundation
+import HTTPTypes
+import HeraldCore
+import HeraldServer
+import HeraldStore
+import HeraldTesting
+import HummingbirdTesting
+import Testing
+
+/// Sends through the whole server to the APNs doubles over HTTP/2 + TLS and checks what reached them.
+@Suite("Delivery to APNs")
+struct APNsDeliveryTests {
+    @Test func registerThenNotifyReachesAPNsWithTheDocumentedHeadersAndPayload() async throws {
+        let apns = try await APNsTestServer.start()
+        try await apns.server.run { client in
+            let registration = try await client.register(token: Fixtures.apnsToken(0x42))
+            let response = try await client.post("/api/push/notify", SeedExamples.filled(SeedExamples.frigateReview, registration.userID))
+            #expect(response.status == .created)
+            let json = try response.json()
+            #expect(json["status"] == "delivered")
+            #expect(json["warning"] == nil)
+            let id = try #require(json["id"]?.stringValue)
+
+            #expect(apns.production.requests.count == 1)
+            #expect(apns.sandbox.requests.isEmpty)
+            let push = try #require(apns.production.acceptedPushes.first)
+            #expect(push.method == "POST")
+            #expect(push.path == "/3/device/\(Fixtures.apnsToken(0x42))")
+            #expect(push.header("apns-push-type") == "alert")
+            #expect(push.header("apns-priority") == "10")
+            #expect(push.header("apns-topic") == APNsTestServer.topic)
+            #expect(push.header("apns-collapse-id") == "review-123")
+            #expect(push.header("apns-id") == id)
+            let expiration = try #require(push.header("apns-expiration").flatMap(Int.init))
+            #expect(abs(Double(expiration) - apns.server.clock.now().addingTimeInterval(86_400).timeIntervalSince1970) < 2)
+            #expect(push.providerTokenIsValid)
+            #expect(push.providerToken?.keyID == apns.key.keyID)
+            #expect(push.providerToken?.teamID == apns.key.teamID)
+            #expect(String(decoding: push.body, as: UTF8.self)
+                == #"{"aps":{"alert":{"body":"Front Door","title":"Review item detected"},"mutable-content":1,"sound":"default"},"notification_id":"review-123","open":{"id":"review-123","type":"frigate_review"},"snapshot":{"id":"review-123","type":"frigate_review"}}"#)
+
+            let state = try await client.execute(uri: "/api/push/notifications/\(id)", method: .get, headers: registration.bearer)
+            let stateJSON = try state.json()
+            #expect(stateJSON["status"] == "delivered")
+            #expect(stateJSON["attempts"] == 1)
+            #expect(stateJSON["apns_id"] == .string(push.responseAPNsID ?? ""))
+        }
+        try await apns.shutdown()
+    }
+
+    @Test func sandboxDevicesGoToTheSandboxEndpoint() async throws {
+        let apns = try await APNsTestServer.start()
+        try await apns.server.run { client in
+            let registration = try await client.register(token: Fixtures.apnsToken(7), environment: "sandbox")
+            let response = try await client.notify(registration.userID)
+            #expect(try response.json()["status"] == "delivered")
+            #expect(apns.sandbox.acceptedPushes.count == 1)
+            #expect(apns.production.requests.isEmpty)
+        }
+        try await apns.shutdown()
+    }
+
+    @Test func aDeadTokenAnswers410AndIsNotUsedAgainUntilReRegistration() async throws {
+        let apns = try await APNsTestServer.start()
+        let token = Fixtures.apnsToken(9)
+        apns.production.markUnregistered(token)
+        try await apns.server.run { client in
+            let registration = try await client.register(token: token)
+            let first = try await client.notify(registration.userID)
+            #expect(first.status == .gone)
+            let json = try first.json()
+            #expect(json["code"] == "device_must_reregister")
+            #expect(json["reason"] == "Unregistered")
+            #expect(apns.production.requests.count == 1)
+
+            let second = try await client.notify(registration.userID)
+            #expect(second.status == .gone)
+            #expect(apns.production.requests.count == 1)  // Herald did not try the dead token again
+
+            apns.production.unmark(token)
+            let again = try await client.post(
+                "/api/push/register", #"{"token": "\#(token)"}"#, headers: registration.basic)
+            #expect(again.status == .ok)
+            let third = try await client.notify(registration.userID)
+            #expect(third.status == .created)
+            #expect(try third.json()["status"] == "delivered")
+            #expect(apns.production.acceptedPushes.count == 1)
+        }
+        try await apns.shutdown()
+    }
+
+    @Test func badDeviceTokenAlsoDeactivatesTheDevice() async throws {
+        let apns = try await APNsTestServer.start()
+        let token = Fixtures.apnsToken(10)
+        apns.production.markBadDeviceToken(token)
+        try await apns.server.run { client in
+            let registration = try await client.register(token: token)
+            let response = try await client.notify(registration.userID)
+            #expect(response.status == .gone)
+            #expect(try response.json()["reason"] == "BadDeviceToken")
+        }
+        try await apns.shutdown()
+    }
+
+    @Test(arguments: [(429, "TooManyRequests"), (500, "InternalServerError"), (503, "ServiceUnavailable")])
+    func transientFailuresAreQueuedAndRetriedFromTheStore(status: Int, reason: String) async throws {
+        let apns = try await APNsTestServer.start()
+        apns.production.failNext(1, status: status, reason: reason)
+        try await apns.server.run { client in
+            let registration = try await client.register()
+            let response = try await client.notify(registration.userID)
+            #expect(response.status == .created)
+            let json = try response.json()
+            #expect(json["status"] == "queued")
+            let id = try #require(json["id"]?.stringValue)
+
+            let pending = try await client.execute(uri: "/api/push/notifications/\(id)", method: .get, headers: registration.bearer).json()
+            #expect(pending["status"] == "pending")
+            #expect(pending["attempts"] == 1)
+            #expect(pending["last_error"] == .string(reason))
+            #expect(apns.production.acceptedPushes.isEmpty)
+
+            // The retry is scheduled in the store, no earlier than the back-off (60 s for TooManyRequests):
+            // nothing happens until the clock passes it.
+            try await Task.sleep(for: .milliseconds(1_200))
+            #expect(apns.production.requests.count == 1)
+            apns.server.clock.advance(by: 120)
+            let delivered = try await eventually {
+                try await client.execute(uri: "/api/push/notifications/\(id)", method: .get, headers: registration.bearer).json()["status"] == "delivered"
+            }
+            #expect(delivered)
+            #expect(apns.production.acceptedPushes.count == 1)
+            #expect(apns.production.requests.count == 2)
+        }
+        try await apns.shutdown()
+    }
+
+    @Test func permanentRefusalsAreReportedAndNeverRetried() async throws {
+        let apns = try await APNsTestServer.start()
+        apns.production.failNext(1, status: 400, reason: "BadTopic")
+        try await apns.server.run { client in
+            let registration = try await client.register()
+            let response = try await client.notify(registration.userID)
+            #expect(response.status == .badGateway)
+            let json = try response.json()
+            #expect(json["code"] == "rejected_by_provider")
+            #expect(json["reason"] == "BadTopic")
+            let id = try #require(json["id"]?.stringValue)
+            let state = try await client.execute(uri: "/api/push/notifications/\(id)", method: .get, headers: registration.bearer).json()
+            #expect(state["status"] == "failed")
+            #expect(state["last_error"] == "BadTopic")
+
+            apns.server.clock.advance(by: 3_600)
+            try await Task.sleep(for: .milliseconds(1_500))  // two scans of the worker
+            #expect(apns.production.requests.count == 1)
+            // The failed notification gave its quota back.
+            let limits = try await client.post("/api/push/homeassistant/rate_limits", #"{"push_token": "\#(registration.userID)"}"#).json()
+            #expect(limits["rateLimits"]?.objectValue?["errors"] == 1)
+            #expect(limits["rateLimits"]?.objectValue?["successful"] == 0)
+        }
+        try await apns.shutdown()
+    }
+
+    @Test func notificationsQueuedWhileAPNsIsDownAreDeliveredWhenItIsBack() async throws {
+        let apns = try await APNsTestServer.start()
+        apns.production.failNext(10, status: 503, reason: "ServiceUnavailable")
+        try await apns.server.run { client in
+            let registration = try await client.register()
+            var ids: [String] = []
+            for index in 0..<3 {
+                let response = try await client.notify(registration.userID, title: "n\(index)")
+                #expect(try response.json()["status"] == "queued")
+                ids.append(try #require(try response.json()["id"]?.stringValue))
+            }
+            apns.production.clearFaults()
+            apns.server.clock.advance(by: 30)
+            #expect(await eventually { apns.production.acceptedPushes.count == 3 })
+            #expect(Set(apns.production.acceptedPushes.compactMap { $0.header("apns-id") }) == Set(ids))
+        }
+        try await apns.shutdown()
+    }
+}
