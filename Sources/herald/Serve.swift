@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HeraldServer
 import Hummingbird
+import Logging
 
 /// `herald serve`: runs the gateway until SIGINT or SIGTERM.
 struct Serve: AsyncParsableCommand {
@@ -11,6 +12,7 @@ struct Serve: AsyncParsableCommand {
     var config: String?
 
     func run() async throws {
+        LoggingSystem.bootstrap(StreamLogHandler.standardOutput)
         let configuration = try loadConfiguration(file: config)
         let app: any ApplicationProtocol
         do {

@@ -1,0 +1,149 @@
+import AsyncHTTPClient
+import Foundation
+import HeraldCore
+import HeraldTesting
+import NIOCore
+import NIOHTTP1
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real `herald serve` child process.
+final class HeraldProcess: Sendable {
+    private let process: Process
+    private let output = OutputBuffer()
+
+    final class OutputBuffer: Sendable {
+        private let text = Mutex("")
+        func append(_ more: String) { text.withLock { $0 += more } }
+        var value: String { text.withLock { $0 } }
+    }
+
+    init(environment: [String: String]) throws {
+        let process = Process()
+        process.executableURL = try Self.binary()
+        process.arguments = ["serve"]
+        process.environment = environment
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        self.process = process
+        pipe.fileHandleForReading.readabilityHandler = { [output] handle in
+            let text = String(decoding: handle.availableData, as: UTF8.self)
+            output.append(text)
+        }
+        try process.run()
+    }
+
+    /// The port from Hummingbird's "Server started and listening on HOST:PORT" line.
+    func port() async throws -> Int {
+        for _ in 0..<600 {
+            let log = output.value
+            if let range = log.range(of: "Server started and listening on 127.0.0.1:") {
+                let digits = log[range.upperBound...].prefix(while: \.isNumber)
+                if let port = Int(digits) { return port }
+            }
+            if !process.isRunning { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw ProcessError(log: output.value)
+    }
+
+    var log: String { output.value }
+
+    func kill(_ signal: Int32) { _ = Glibc.kill(process.processIdentifier, signal) }
+
+    func waitForExit() async -> Int32 {
+        while process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
+        return process.terminationStatus
+    }
+
+    struct ProcessError: Error, CustomStringConvertible {
+        var log: String
+        var description: String { "herald serve did not start:\n\(log)" }
+    }
+
+    /// The `herald` executable next to the test bundle; built with `swift build --product herald` if it is missing.
+    static func binary() throws -> URL {
+        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        let candidates = [bundle.appendingPathComponent("herald"), bundle.deletingLastPathComponent().appendingPathComponent("herald")]
+        if let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) { return found }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let build = Process()
+        build.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        build.arguments = ["swift", "build", "--product", "herald", "--package-path", root.path]
+        try build.run()
+        build.waitUntilExit()
+        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+            throw ProcessError(log: "no herald executable in \(bundle.path)")
+        }
+        return found
+    }
+}
+
+@Suite("Crash recovery", .serialized)
+struct CrashRecoveryTests {
+    @Test func killMinus9LosesNoAcceptedNotification() async throws {
+        let key = TestKey()
+        let topic = "io.herald.crash"
+        let apns = try await APNsDouble.start(environment: .production, keys: [.init(key)], topics: [topic])
+        apns.failNext(1_000_000, status: 503, reason: "ServiceUnavailable")  // nothing gets through before the crash
+        let directory = try TemporaryDirectory.make()
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
+        environment.merge([
+            "HERALD_HOST": "127.0.0.1", "HERALD_PORT": "0", "HERALD_LOG_LEVEL": "info",
+            "HERALD_DATABASE_URL": directory.appendingPathComponent("herald.sqlite").path,
+            "HERALD_DELIVERY_WAIT_MS": "0",
+            "HERALD_APNS_KEY_PATH": try key.writeP8(in: directory), "HERALD_APNS_KEY_ID": key.keyID,
+            "HERALD_APNS_TEAM_ID": key.teamID, "HERALD_APNS_TOPIC": topic,
+            "HERALD_APNS_PRODUCTION_URL": apns.baseURL, "HERALD_APNS_SANDBOX_URL": apns.baseURL,
+            "HERALD_APNS_CA_PATH": apns.caPath,
+        ]) { _, new in new }
+
+        let first = try HeraldProcess(environment: environment)
+        let port = try await first.port()
+        let base = "http://127.0.0.1:\(port)"
+        let registered = try await post(base + "/api/push/register", #"{"token": "\#(Fixtures.apnsToken(0x5a))"}"#)
+        #expect(registered.status == 201)
+        let userID = try #require(registered.json["user_id"]?.stringValue)
+        var accepted: Set<String> = []
+        for index in 0..<25 {
+            let sent = try await post(base + "/api/push/notify", #"{"user_id": "\#(userID)", "title": "Event \#(index)", "body": "Garden"}"#)
+            #expect(sent.status == 201)
+            #expect(sent.json["status"] == "queued")
+            if let id = sent.json["id"]?.stringValue { accepted.insert(id) }
+        }
+        #expect(accepted.count == 25)
+        #expect(apns.acceptedPushes.isEmpty)
+
+        first.kill(SIGKILL)
+        #expect(await first.waitForExit() != 0)
+        apns.clearFaults()
+
+        let second = try HeraldProcess(environment: environment)
+        _ = try await second.port()
+        let delivered = await eventually(attempts: 600) {
+            Set(apns.acceptedPushes.compactMap { $0.header("apns-id") }).isSuperset(of: accepted)
+        }
+        #expect(delivered, "delivered \(apns.acceptedPushes.count) of \(accepted.count)")
+        #expect(Set(apns.acceptedPushes.compactMap { $0.header("apns-id") }) == accepted)
+
+        second.kill(SIGTERM)
+        #expect(await second.waitForExit() == 0, "graceful shutdown on SIGTERM; log:\n\(second.log)")
+        try await apns.shutdown()
+    }
+
+    private func post(_ url: String, _ body: String) async throws -> (status: UInt, json: JSONObject) {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(string: body))
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+        let bytes = try await response.body.collect(upTo: 1 << 20)
+        let json = try JSONValue.decode(Data(bytes.readableBytesView)).objectValue ?? [:]
+        return (response.status.code, json)
+    }
+}
