@@ -38,6 +38,7 @@ public final class DeliveryWorker: Service, Sendable {
 
     private let store: any HeraldStore
     private let providers: [Platform: any PushProvider]
+    private let localChannel: (any LocalChannel)?
     private let clock: any WallClock
     private let configuration: Configuration
     private let logger: Logger
@@ -46,19 +47,33 @@ public final class DeliveryWorker: Service, Sendable {
     private let eventSink: AsyncStream<Event>.Continuation
 
     public init(
-        store: any HeraldStore, providers: [any PushProvider], clock: any WallClock = SystemClock(),
-        configuration: Configuration = .init(), logger: Logger
+        store: any HeraldStore, providers: [any PushProvider], localChannel: (any LocalChannel)? = nil,
+        clock: any WallClock = SystemClock(), configuration: Configuration = .init(), logger: Logger
     ) {
         self.store = store
         self.providers = Dictionary(providers.map { ($0.platform, $0) }, uniquingKeysWith: { first, _ in first })
+        self.localChannel = localChannel
         self.clock = clock
         self.configuration = configuration
         self.logger = logger
         (events, eventSink) = AsyncStream.makeStream(of: Event.self)
     }
 
-    /// Whether a provider for this platform is configured.
-    public func canDeliver(to platform: Platform) -> Bool { providers[platform] != nil }
+    /// Whether something can deliver to this device now: a provider for its platform, or an open local connection.
+    public func canDeliver(to device: Device) -> Bool {
+        providers[device.platform] != nil && device.token != nil || localChannel?.isConnected(device.id) == true
+    }
+
+    /// Starts delivering every pending notification of a device (a client of it just connected).
+    public func deliverPending(of deviceID: Device.ID) async {
+        do {
+            for notification in try await store.pendingNotifications(deviceID: deviceID, limit: 1_000) {
+                submit(notification)
+            }
+        } catch {
+            logger.error("Loading pending notifications failed", metadata: ["error": "\(error)"])
+        }
+    }
 
     /// Starts delivering a freshly stored notification and waits up to `timeout` for the outcome of the first attempt.
     /// Returns the notification as it stands then (still `pending` when the attempt did not finish in time or must be retried).
@@ -156,64 +171,39 @@ public final class DeliveryWorker: Service, Sendable {
     }
 
     /// One delivery attempt; saves and returns the notification's new state.
+    ///
+    /// Order: an open local connection first (the WebSocket channel), then the device's cloud provider. With neither,
+    /// the notification stays parked as `pending` until a client subscribes or a provider is configured.
     private func deliverOnce(_ original: PushNotification) async -> PushNotification {
         var notification = original
-        let now = clock.now()
-        var releaseQuota = false
         let logger = self.logger.with(notification: notification.id)
-
         do {
+            var releaseQuota = false
             let device = try await store.device(id: notification.deviceID)
-            if notification.expiresAt <= now {
+            if notification.expiresAt <= clock.now() {
                 notification.status = .expired
                 notification.lastError = "Expired before it could be delivered"
                 releaseQuota = true
-            } else if let device, device.isActive, let provider = providers[device.platform] {
-                notification.attempts += 1
-                let result = await provider.send(notification, to: device)
-                let after = clock.now()
-                switch result {
-                case .delivered(let messageID):
+            } else if let device, device.isActive {
+                if let localChannel, localChannel.isConnected(device.id),
+                    await localChannel.deliver(notification, to: device)
+                {
+                    notification.attempts += 1
                     notification.status = .delivered
-                    notification.providerMessageID = messageID
+                    notification.providerMessageID = nil
                     notification.lastError = nil
-                case .deadToken(let reason):
-                    notification.status = .failed
-                    notification.lastError = reason
-                    releaseQuota = true
-                    if let token = device.token {
-                        try await store.deactivateDevice(id: device.id, token: token, reason: reason, at: after)
-                    }
-                    logger.notice("Device token is dead; device marked inactive", metadata: ["reason": "\(reason)"])
-                case .retry(let reason, let minimum):
-                    let seconds = minimum.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
-                    let next = after.addingTimeInterval(
-                        configuration.retryPolicy.delay(afterAttempts: notification.attempts, providerMinimum: seconds))
-                    notification.lastError = reason
-                    if next >= notification.expiresAt {
-                        notification.status = .expired
-                        releaseQuota = true
-                    } else {
-                        notification.nextAttemptAt = next
-                    }
-                    logger.info("Delivery will be retried", metadata: ["reason": "\(reason)", "attempts": "\(notification.attempts)"])
-                case .failed(let reason):
-                    notification.status = .failed
-                    notification.lastError = reason
-                    releaseQuota = true
-                    logger.warning("Provider refused the notification", metadata: ["reason": "\(reason)"])
+                } else if let provider = providers[device.platform], device.token != nil {
+                    notification.attempts += 1
+                    let result = await provider.send(notification, to: device)
+                    releaseQuota = try await apply(result, to: &notification, device: device, logger: logger)
+                } else {
+                    return notification  // parked: nothing can deliver it now
                 }
-            } else if let device, !device.isActive || device.platform != .websocket && device.token == nil {
-                notification.status = .failed
-                notification.lastError = "The device must register again: \(device.inactiveReason ?? "it has no push token")"
-                releaseQuota = true
-            } else if device == nil {
-                notification.status = .failed
-                notification.lastError = "The device was removed"
-                releaseQuota = true
             } else {
-                // No provider for this platform: stays pending for a channel that can deliver it.
-                return notification
+                notification.status = .failed
+                notification.lastError = device.map { "The device must register again: \($0.inactiveReason ?? "it has no push token")" }
+                    ?? "The device was removed"
+                releaseQuota = true
             }
             notification.updatedAt = clock.now()
             try await store.updateNotification(notification, releaseQuota: releaseQuota)
@@ -223,6 +213,43 @@ public final class DeliveryWorker: Service, Sendable {
             return original
         }
         return notification
+    }
+
+    /// Applies a provider's verdict; returns whether the notification gives its quota back.
+    private func apply(_ result: DeliveryResult, to notification: inout PushNotification, device: Device, logger: Logger) async throws -> Bool {
+        let now = clock.now()
+        switch result {
+        case .delivered(let messageID):
+            notification.status = .delivered
+            notification.providerMessageID = messageID
+            notification.lastError = nil
+            return false
+        case .deadToken(let reason):
+            notification.status = .failed
+            notification.lastError = reason
+            if let token = device.token {
+                try await store.deactivateDevice(id: device.id, token: token, reason: reason, at: now)
+            }
+            logger.notice("Device token is dead; device marked inactive", metadata: ["reason": "\(reason)"])
+            return true
+        case .retry(let reason, let minimum):
+            let seconds = minimum.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
+            let next = now.addingTimeInterval(
+                configuration.retryPolicy.delay(afterAttempts: notification.attempts, providerMinimum: seconds))
+            notification.lastError = reason
+            logger.info("Delivery will be retried", metadata: ["reason": "\(reason)", "attempts": "\(notification.attempts)"])
+            guard next < notification.expiresAt else {
+                notification.status = .expired
+                return true
+            }
+            notification.nextAttemptAt = next
+            return false
+        case .failed(let reason):
+            notification.status = .failed
+            notification.lastError = reason
+            logger.warning("Provider refused the notification", metadata: ["reason": "\(reason)"])
+            return true
+        }
     }
 }
 

@@ -114,11 +114,14 @@ public struct SendPipeline: Sendable {
             await announceQuotaUsedUp(to: device, quota: QuotaStatus(counters: counters, maximum: maximum, resetsAt: day.end))
         }
 
-        guard worker.canDeliver(to: device.platform) else {
+        guard worker.canDeliver(to: device) else {
+            let reason =
+                device.platform == .websocket
+                ? "No WebSocket client of this device is connected"
+                : "No delivery provider for \(device.platform.rawValue) devices is configured and no WebSocket client of this device is connected"
             return SendReceipt(
                 notification: notification, truncated: fitted.truncated,
-                warning: "No delivery provider for \(device.platform.rawValue) devices is configured; "
-                    + "the notification is stored and will be delivered when one can take it.",
+                warning: reason + "; the notification is stored and will be delivered when one can take it.",
                 quota: QuotaStatus(counters: counters, maximum: maximum, resetsAt: day.end))
         }
         let outcome = await worker.deliver(notification, waitingAtMost: configuration.deliveryWait)
@@ -160,7 +163,7 @@ public struct SendPipeline: Sendable {
         guard case .accepted = try? await store.accept(notification, quota: QuotaRequest(day: UTCDay(containing: now).description, maximum: nil, countsAttempt: false)) else {
             return
         }
-        if worker.canDeliver(to: device.platform) { worker.submit(notification) }
+        if worker.canDeliver(to: device) { worker.submit(notification) }
     }
 
     private func dailyLimit(of device: Device) -> Int { device.dailyLimit ?? configuration.dailyLimit }

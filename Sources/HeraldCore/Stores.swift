@@ -42,10 +42,13 @@ public struct QuotaRequest: Sendable, Equatable {
     public var day: String
     /// The device's daily maximum; `nil` when the notification is exempt (it is counted as an attempt only).
     public var maximum: Int?
+    /// Whether the request counts as an attempt (not for notifications Herald itself sends).
+    public var countsAttempt: Bool
 
-    public init(day: String, maximum: Int?) {
+    public init(day: String, maximum: Int?, countsAttempt: Bool = true) {
         self.day = day
         self.maximum = maximum
+        self.countsAttempt = countsAttempt
     }
 }
 
@@ -77,7 +80,7 @@ public protocol NotificationStore: Sendable {
 
 /// Everything Herald keeps. One implementation per backend (in-memory, SQLite, later PostgreSQL),
 /// all held to the same contract test suite.
-public protocol HeraldStore: DeviceStore, NotificationStore {
+public protocol HeraldStore: DeviceStore, NotificationStore, APITokenStore {
     /// Whether the backend answers (for `/readyz`).
     func isReachable() async -> Bool
     /// Releases the backend's resources; nothing may be called afterwards.

@@ -1,12 +1,11 @@
 import Foundation
+import HeraldAPNs
 import HeraldCore
 import HeraldStore
 import Hummingbird
+import HummingbirdWebSocket
 import Logging
 import ServiceLifecycle
-
-/// The request context of every Herald route.
-public typealias HeraldRequestContext = BasicRequestContext
 
 /// The composition root: opens the store, builds the providers, the delivery worker and the routes.
 /// `herald serve` and the tests both call it.
@@ -23,18 +22,25 @@ public func buildApplication(
         logger.logLevel = configuration.logLevel
         return logger
     }()
-    let store = try StoreFactory.open(configuration.databaseURL)
-    let providers: [any PushProvider] = []
-    let closers: [any Service] = [StoreCloser(store: store)]
+    let store: any HeraldStore
+    do {
+        store = try StoreFactory.open(configuration.databaseURL)
+    } catch {
+        throw ConfigurationError("HERALD_DATABASE_URL: cannot open \(configuration.databaseURL): \(error)")
+    }
+    var providers: [any PushProvider] = []
+    var closers: [any Service] = [StoreCloser(store: store)]
     if let apns = configuration.apns {
-        _ = apns
-        throw ConfigurationError("APNs is not wired yet")
+        let provider = try APNsSetup.makeProvider(apns, clock: clock, logger: logger)
+        providers.append(provider)
+        closers.append(ProviderCloser(provider: provider))
     } else {
         logger.notice("APNs is not configured (HERALD_APNS_KEY_PATH etc.): notifications for Apple devices stay queued")
     }
 
+    let hub = WebSocketHub(confirmTimeout: configuration.webSocketConfirmTimeout, logger: logger)
     let worker = DeliveryWorker(
-        store: store, providers: providers, clock: clock,
+        store: store, providers: providers, localChannel: hub, clock: clock,
         configuration: .init(maximumConcurrentDeliveries: configuration.deliveryConcurrency), logger: logger)
     let pipeline = SendPipeline(
         store: store, worker: worker, clock: clock,
@@ -42,18 +48,19 @@ public func buildApplication(
             dailyLimit: configuration.dailyLimit, timeToLive: configuration.notificationTTL,
             deliveryWait: configuration.deliveryWait))
     let router = buildRouter(
-        store: store, pipeline: pipeline, clock: clock, bodyLimit: configuration.maximumBodyBytes,
-        onDeviceChanged: { worker.wake() })
+        store: store, pipeline: pipeline, worker: worker, hub: hub, clock: clock, bodyLimit: configuration.maximumBodyBytes)
     return Application(
         router: router,
+        server: .http1WebSocketUpgrade(
+            webSocketRouter: router, configuration: .init(ws: .init(autoPing: .enabled(timePeriod: .seconds(30))))),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Herald"),
-        services: closers + [worker],
+        services: closers + [worker, hub],
         logger: logger)
 }
 
 func buildRouter(
-    store: any HeraldStore, pipeline: SendPipeline, clock: any WallClock, bodyLimit: Int,
-    onDeviceChanged: @escaping @Sendable () -> Void
+    store: any HeraldStore, pipeline: SendPipeline, worker: DeliveryWorker, hub: WebSocketHub, clock: any WallClock,
+    bodyLimit: Int
 ) -> Router<HeraldRequestContext> {
     let router = Router(context: HeraldRequestContext.self)
     router.add(middleware: JSONErrorMiddleware())
@@ -66,10 +73,17 @@ func buildRouter(
     let directory = DeviceDirectory(store: store)
     let api = router.group("api/push")
     RegistrationController(
-        store: store, directory: directory, clock: clock, bodyLimit: bodyLimit, onDeviceChanged: onDeviceChanged
+        store: store, directory: directory, clock: clock, bodyLimit: bodyLimit, onDeviceChanged: { worker.wake() }
     ).addRoutes(to: api)
     NotifyController(pipeline: pipeline, directory: directory, clock: clock, bodyLimit: bodyLimit).addRoutes(to: api)
-    NotificationStatusController(store: store, directory: directory).addRoutes(to: api)
+    let tokens = APITokenManager(store: store, clock: clock)
+    NotificationStatusController(store: store, directory: directory, tokens: tokens).addRoutes(to: api)
+    let authFailures = AuthFailureLimiter(clock: clock)
+    APITokenController(tokens: tokens, directory: directory, limiter: authFailures, bodyLimit: bodyLimit).addRoutes(to: api)
+    ActionNotificationController(pipeline: pipeline, tokens: tokens, limiter: authFailures, clock: clock, bodyLimit: bodyLimit)
+        .addRoutes(to: router)
+    HomeAssistantController(pipeline: pipeline, directory: directory, clock: clock, bodyLimit: bodyLimit).addRoutes(to: api)
+    WebSocketController(hub: hub, directory: directory, worker: worker).addRoutes(to: api)
     return router
 }
 
@@ -83,3 +97,13 @@ struct StoreCloser: Service {
     }
 }
 
+
+/// Shuts a provider's connections down after the worker has stopped.
+struct ProviderCloser: Service {
+    let provider: APNsProvider
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        try await provider.shutdown()
+    }
+}

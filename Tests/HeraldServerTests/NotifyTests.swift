@@ -251,7 +251,11 @@ struct NotifyTests {
 
             let byOwner = try await client.execute(uri: "/api/push/notifications/\(id)", method: .get, headers: registration.basic)
             #expect(byOwner.status == .ok)
-            for headers in [other.bearer, other.basic, [:]] {
+            let token = try await client.createToken(for: registration)
+            let byToken = try await client.execute(uri: "/api/push/notifications/\(id)", method: .get, headers: token.bearer)
+            #expect(byToken.status == .ok)
+            let otherToken = try await client.createToken(for: other)
+            for headers in [other.bearer, other.basic, otherToken.bearer, [:]] {
                 let response = try await client.execute(uri: "/api/push/notifications/\(id)", method: .get, headers: headers)
                 #expect(response.status == .notFound)
             }

@@ -21,12 +21,7 @@ struct NotifyController<Context: RequestContext>: Sendable {
         let device = try await directory.device(userID: userID)
         do {
             let receipt = try await pipeline.send(notify.draft, to: device)
-            var body: JSONObject = [
-                "id": .string(receipt.notification.id.uuidString.lowercased()), "status": .string(receipt.statusWord),
-                "truncated": .bool(receipt.truncated), "rateLimits": SendAnswers.rateLimits(receipt.quota),
-            ]
-            if let warning = receipt.warning { body["warning"] = .string(warning) }
-            return JSONResponse.make(status: .created, body: body, headers: SendAnswers.headers(receipt.quota, now: clock.now()))
+            return SendAnswers.created(receipt, now: clock.now())
         } catch {
             throw SendAnswers.apiError(error, now: clock.now())
         }

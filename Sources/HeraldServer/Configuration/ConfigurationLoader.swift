@@ -70,6 +70,9 @@ public enum ConfigurationLoader {
         }
         configuration.deliveryConcurrency =
             try reader.integer("HERALD_DELIVERY_CONCURRENCY", in: 1...100_000) ?? configuration.deliveryConcurrency
+        if let timeout = try reader.integer("HERALD_WEBSOCKET_CONFIRM_TIMEOUT", in: 1...300) {
+            configuration.webSocketConfirmTimeout = .seconds(timeout)
+        }
         configuration.apns = try apnsSettings(&reader)
         if let unknown = reader.unread.sorted().first {
             throw ConfigurationError("\(unknown): unknown option (see the configuration table in README.md)")
@@ -83,7 +86,8 @@ public enum ConfigurationLoader {
         let required: [APNsOption] = [.keyID, .teamID, .topic]
         let given = required.map { reader.string($0.rawValue) }
         let optional: [APNsOption] = [.productionURL, .sandboxURL, .trustedCAPath, .connectionsPerEnvironment, .requestTimeout, .tokenRefreshInterval]
-        let optionalValues = Dictionary(uniqueKeysWithValues: optional.map { ($0, reader.string($0.rawValue)) })
+        var optionalValues: [APNsOption: String] = [:]
+        for option in optional { optionalValues[option] = reader.string(option.rawValue) }
         if keyPath == nil, keyPEM == nil, given.allSatisfy({ $0 == nil }) {
             if let stray = optional.first(where: { optionalValues[$0] != nil }) {
                 throw ConfigurationError("\(stray.rawValue): set HERALD_APNS_KEY_PATH, HERALD_APNS_KEY_ID, HERALD_APNS_TEAM_ID and HERALD_APNS_TOPIC too, or nothing for APNs")
@@ -101,16 +105,16 @@ public enum ConfigurationLoader {
             throw ConfigurationError("\(option.rawValue): required when any HERALD_APNS_ option is set")
         }
         var configuration = APNsConfiguration(key: key, keyID: given[0]!, teamID: given[1]!, topic: given[2]!)
-        configuration.productionURL = optionalValues[.productionURL].flatMap { $0 } ?? configuration.productionURL
-        configuration.sandboxURL = optionalValues[.sandboxURL].flatMap { $0 } ?? configuration.sandboxURL
-        configuration.trustedCAPath = optionalValues[.trustedCAPath].flatMap { $0 }
-        if let text = optionalValues[.connectionsPerEnvironment].flatMap({ $0 }) {
+        configuration.productionURL = optionalValues[.productionURL] ?? configuration.productionURL
+        configuration.sandboxURL = optionalValues[.sandboxURL] ?? configuration.sandboxURL
+        configuration.trustedCAPath = optionalValues[.trustedCAPath]
+        if let text = optionalValues[.connectionsPerEnvironment] {
             configuration.connectionsPerEnvironment = try Reader.integer(text, named: APNsOption.connectionsPerEnvironment.rawValue, in: 1...64)
         }
-        if let text = optionalValues[.requestTimeout].flatMap({ $0 }) {
+        if let text = optionalValues[.requestTimeout] {
             configuration.requestTimeout = .seconds(try Reader.integer(text, named: APNsOption.requestTimeout.rawValue, in: 1...120))
         }
-        if let text = optionalValues[.tokenRefreshInterval].flatMap({ $0 }) {
+        if let text = optionalValues[.tokenRefreshInterval] {
             configuration.tokenRefreshInterval = .seconds(try Reader.integer(text, named: APNsOption.tokenRefreshInterval.rawValue, in: 1_200...3_300))
         }
         if let problem = configuration.settingProblems().first { throw ConfigurationError(problem.description) }

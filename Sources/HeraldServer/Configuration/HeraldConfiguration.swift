@@ -20,6 +20,8 @@ public struct HeraldConfiguration: Sendable {
     public var deliveryWait: Duration = .milliseconds(800)
     /// Deliveries in flight at once.
     public var deliveryConcurrency = 256
+    /// How long a WebSocket client has to confirm a notification before it goes to the cloud provider.
+    public var webSocketConfirmTimeout: Duration = .seconds(10)
     /// APNs; `nil` when no APNs option is set (notifications for Apple devices then stay queued).
     public var apns: APNsConfiguration?
 

@@ -3,10 +3,12 @@ import HeraldCore
 import Hummingbird
 
 /// `GET /api/push/notifications/{id}`: what happened to one notification. Visible to its sender
-/// (`Authorization: Bearer <USER_ID>`) and to the device owner (Basic); anyone else gets 404.
+/// (`Authorization: Bearer <USER_ID>` or `Bearer hrd_…` with an API token of the device) and to the device owner
+/// (Basic); anyone else gets 404.
 struct NotificationStatusController<Context: RequestContext>: Sendable {
     let store: any HeraldStore
     let directory: DeviceDirectory
+    let tokens: APITokenManager
 
     func addRoutes(to group: RouterGroup<Context>) {
         group.get("notifications/{id}", use: show)
@@ -16,7 +18,10 @@ struct NotificationStatusController<Context: RequestContext>: Sendable {
         let notFound = APIError.notFound("No notification with this id is visible with these credentials.")
         guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw notFound }
         let device: Device
-        if let userID = Credentials.bearer(request), Secrets.isHex256(userID) {
+        if let bearer = Credentials.bearer(request), APITokenManager.isWellFormed(bearer) {
+            guard let found = try? await tokens.authenticate(bearer: bearer).device else { throw notFound }
+            device = found
+        } else if let userID = Credentials.bearer(request), Secrets.isHex256(userID) {
             guard let found = try? await directory.device(userID: userID) else { throw notFound }
             device = found
         } else if Credentials.basic(request) != nil {

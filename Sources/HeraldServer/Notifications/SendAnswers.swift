@@ -16,6 +16,17 @@ enum SendAnswers {
         ]
     }
 
+    /// The answer to an accepted send, the same for every send API but Home Assistant's:
+    /// 201 `{"id", "status", "truncated", "rateLimits", "warning"?}` with the `RateLimit-*` headers.
+    static func created(_ receipt: SendReceipt, now: Date) -> Response {
+        var body: JSONObject = [
+            "id": .string(receipt.notification.id.uuidString.lowercased()), "status": .string(receipt.statusWord),
+            "truncated": .bool(receipt.truncated), "rateLimits": rateLimits(receipt.quota),
+        ]
+        if let warning = receipt.warning { body["warning"] = .string(warning) }
+        return JSONResponse.make(status: .created, body: body, headers: headers(receipt.quota, now: now))
+    }
+
     /// `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds until the reset).
     static func headers(_ quota: QuotaStatus, now: Date) -> HTTPFields {
         [

@@ -7,6 +7,8 @@ public actor InMemoryStore: HeraldStore {
     private var devices: [Device.ID: Device] = [:]
     private var notifications: [PushNotification.ID: PushNotification] = [:]
     private var counters: [CounterKey: QuotaCounters] = [:]
+    /// API tokens (see InMemoryStore+APITokens.swift); those of deleted devices are ignored and purged lazily.
+    var apiTokens: [APIToken.ID: APIToken] = [:]
 
     private struct CounterKey: Hashable {
         var deviceID: Device.ID
@@ -59,7 +61,7 @@ public actor InMemoryStore: HeraldStore {
     public func accept(_ notification: PushNotification, quota: QuotaRequest) async throws -> AcceptDecision {
         let key = CounterKey(deviceID: notification.deviceID, day: quota.day)
         var current = counters[key] ?? QuotaCounters()
-        current.attempts += 1
+        if quota.countsAttempt { current.attempts += 1 }
         if let maximum = quota.maximum {
             if current.successful >= maximum {
                 counters[key] = current

@@ -54,6 +54,22 @@ enum SQLiteMigrations {
                     ) WITHOUT ROWID;
                     """)
         }
+        migrator.registerMigration("v2: api tokens") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE api_token (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        device_id TEXT NOT NULL REFERENCES device(id) ON DELETE CASCADE,
+                        name TEXT NOT NULL,
+                        token_hash TEXT NOT NULL UNIQUE,
+                        created_at REAL NOT NULL,
+                        last_used_at REAL,
+                        revoked_at REAL
+                    );
+                    CREATE UNIQUE INDEX api_token_active_name ON api_token(device_id, name) WHERE revoked_at IS NULL;
+                    CREATE INDEX api_token_device ON api_token(device_id, created_at);
+                    """)
+        }
         return migrator
     }
 }

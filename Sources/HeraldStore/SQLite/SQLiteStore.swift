@@ -8,7 +8,7 @@ import HeraldCore
 /// let store = try SQLiteStore(path: "herald.sqlite")   // creates or migrates the schema
 /// ```
 public final class SQLiteStore: HeraldStore {
-    private let database: DatabasePool
+    let database: DatabasePool
 
     /// Opens (creating if needed) the database at `path` and brings its schema up to date.
     public init(path: String) throws {
@@ -101,12 +101,13 @@ public final class SQLiteStore: HeraldStore {
     public func accept(_ notification: PushNotification, quota: QuotaRequest) async throws -> AcceptDecision {
         try await database.write { db in
             let deviceID = notification.deviceID.databaseString
+            let attempt = quota.countsAttempt ? 1 : 0
             try db.execute(
                 sql: """
-                    INSERT INTO quota_counter (device_id, day, attempts) VALUES (?, ?, 1)
-                    ON CONFLICT (device_id, day) DO UPDATE SET attempts = attempts + 1
+                    INSERT INTO quota_counter (device_id, day, attempts) VALUES (?, ?, ?)
+                    ON CONFLICT (device_id, day) DO UPDATE SET attempts = attempts + excluded.attempts
                     """,
-                arguments: [deviceID, quota.day])
+                arguments: [deviceID, quota.day, attempt])
             if let maximum = quota.maximum {
                 let counters = try Self.counters(deviceID: deviceID, day: quota.day, db)
                 if counters.successful >= maximum { return .quotaExceeded(counters) }

@@ -1,0 +1,118 @@
+import Crypto
+import Foundation
+import NIOSSL
+
+extension APNsConfiguration {
+    /// Reads and parses the `.p8` signing key.
+    ///
+    /// - Throws: ``APNsConfigurationError`` naming `HERALD_APNS_KEY_PATH` (or `HERALD_APNS_KEY`), e.g.
+    ///   `HERALD_APNS_KEY_PATH: cannot read /x.p8: No such file` or
+    ///   `HERALD_APNS_KEY_PATH: /x.p8 is not an ES256 (P-256) private key`.
+    public func loadSigningKey() throws(APNsConfigurationError) -> P256.Signing.PrivateKey {
+        switch key {
+        case .file(let path):
+            let data = try Self.readFile(path, option: .keyPath)
+            guard let text = String(data: data, encoding: .utf8) else {
+                throw APNsConfigurationError(.keyPath, "\(path) is not an ES256 (P-256) private key")
+            }
+            return try Self.parseKey(text, describedAs: path, option: .keyPath)
+        case .pem(let text):
+            return try Self.parseKey(text, describedAs: "the value", option: .key)
+        }
+    }
+
+    /// Reads the extra CA certificates of ``trustedCAPath``; empty when none is configured.
+    ///
+    /// - Throws: ``APNsConfigurationError`` naming `HERALD_APNS_CA_PATH`.
+    public func loadTrustedCertificates() throws(APNsConfigurationError) -> [NIOSSLCertificate] {
+        guard let path = trustedCAPath else { return [] }
+        let data = try Self.readFile(path, option: .trustedCAPath)
+        let certificates: [NIOSSLCertificate]
+        do {
+            certificates = try NIOSSLCertificate.fromPEMBytes(Array(data))
+        } catch {
+            throw APNsConfigurationError(.trustedCAPath, "\(path) is not a PEM file of CA certificates")
+        }
+        guard !certificates.isEmpty else {
+            throw APNsConfigurationError(.trustedCAPath, "\(path) holds no PEM certificate")
+        }
+        return certificates
+    }
+
+    /// Checks the settings that need no file access: key and team ids, topic, URLs, pool size, timeouts.
+    ///
+    /// - Returns: every problem found, in option order; empty when the settings are usable.
+    public func settingProblems() -> [APNsConfigurationError] {
+        var problems: [APNsConfigurationError] = []
+        if !Self.isAppleIdentifier(keyID) {
+            problems.append(.init(.keyID, "must be the 10-character Key ID of the .p8 key, got \"\(keyID)\""))
+        }
+        if !Self.isAppleIdentifier(teamID) {
+            problems.append(.init(.teamID, "must be the 10-character Team ID of the developer account, got \"\(teamID)\""))
+        }
+        if topic.isEmpty || topic.contains(where: \.isWhitespace) {
+            problems.append(.init(.topic, "must be the app's bundle identifier, got \"\(topic)\""))
+        }
+        for (option, url) in [(APNsOption.productionURL, productionURL), (.sandboxURL, sandboxURL)]
+        where Self.normalizedBaseURL(url) == nil {
+            problems.append(.init(option, "\"\(url)\" is not an https:// URL with a host and no path"))
+        }
+        if connectionsPerEnvironment < 1 {
+            problems.append(.init(.connectionsPerEnvironment, "must be at least 1, got \(connectionsPerEnvironment)"))
+        }
+        if requestTimeout <= .zero {
+            problems.append(.init(.requestTimeout, "must be positive, got \(requestTimeout.heraldDescription)"))
+        }
+        if tokenRefreshInterval >= .seconds(3_600) {
+            problems.append(
+                .init(
+                    .tokenRefreshInterval,
+                    "must be under 60 minutes (APNs rejects older tokens), got \(tokenRefreshInterval.heraldDescription)"))
+        }
+        return problems
+    }
+
+    /// The base URL for an environment without a trailing slash, or `nil` when it is not a usable https URL.
+    static func normalizedBaseURL(_ text: String) -> String? {
+        guard let url = URL(string: text), url.scheme?.lowercased() == "https", let host = url.host, !host.isEmpty,
+            url.path.isEmpty || url.path == "/", url.query == nil, url.fragment == nil
+        else { return nil }
+        return text.hasSuffix("/") ? String(text.dropLast()) : text
+    }
+
+    /// Apple's Key IDs and Team IDs are 10 ASCII letters or digits.
+    static func isAppleIdentifier(_ value: String) -> Bool {
+        value.utf8.count == 10
+            && value.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) }
+    }
+
+    private static func parseKey(
+        _ text: String, describedAs source: String, option: APNsOption
+    ) throws(APNsConfigurationError) -> P256.Signing.PrivateKey {
+        let pem = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !pem.isEmpty else { throw APNsConfigurationError(option, "\(source) is empty") }
+        do {
+            return try P256.Signing.PrivateKey(pemRepresentation: pem)
+        } catch {
+            throw APNsConfigurationError(option, "\(source) is not an ES256 (P-256) private key")
+        }
+    }
+
+    private static func readFile(_ path: String, option: APNsOption) throws(APNsConfigurationError) -> Data {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw APNsConfigurationError(option, "cannot read \(path): No such file")
+        }
+        guard !isDirectory.boolValue else {
+            throw APNsConfigurationError(option, "cannot read \(path): Is a directory")
+        }
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw APNsConfigurationError(option, "cannot read \(path): Permission denied")
+        }
+        do {
+            return try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw APNsConfigurationError(option, "cannot read \(path): \(error.localizedDescription)")
+        }
+    }
+}

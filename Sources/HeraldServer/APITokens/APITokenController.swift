@@ -1,0 +1,61 @@
+import Foundation
+import HTTPTypes
+import HeraldCore
+import Hummingbird
+import Logging
+
+/// API tokens, managed by the device owner (HTTP Basic `user_id:device_secret`):
+/// `POST /api/push/tokens` creates one (its text is in this answer only), `GET /api/push/tokens` lists the active
+/// ones, `DELETE /api/push/tokens/{id or name}` revokes one. Failed owner authentications count towards the
+/// client's ``AuthFailureLimiter`` lockout.
+struct APITokenController<Context: RemoteAddressRequestContext>: Sendable {
+    let tokens: APITokenManager
+    let directory: DeviceDirectory
+    let limiter: AuthFailureLimiter
+    let bodyLimit: Int
+
+    func addRoutes(to group: RouterGroup<Context>) {
+        group.post("tokens", use: create)
+        group.get("tokens", use: list)
+        group.delete("tokens/{token}", use: revoke)
+    }
+
+    @Sendable func create(_ request: Request, context: Context) async throws -> Response {
+        let device = try await owner(request, context)
+        let body = try await JSONBody.object(of: request, limit: bodyLimit)
+        let name = try FieldReader(body).requiredString("name")
+        let issued = try await tokens.create(name: name, for: device)
+        context.logger.info("API token created", metadata: ["device": "\(device.id)", "token": "\(issued.token.id)"])
+        var json = Self.json(issued.token)
+        json["token"] = .string(issued.secret)
+        json["last_used_at"] = nil
+        return JSONResponse.make(status: .created, body: json, headers: [.cacheControl: "no-store"])
+    }
+
+    @Sendable func list(_ request: Request, context: Context) async throws -> Response {
+        let device = try await owner(request, context)
+        let active = try await tokens.activeTokens(of: device)
+        return JSONResponse.make(status: .ok, body: ["tokens": .array(active.map { .object(Self.json($0)) })])
+    }
+
+    @Sendable func revoke(_ request: Request, context: Context) async throws -> Response {
+        let device = try await owner(request, context)
+        let raw = context.parameters.get("token") ?? ""
+        let revoked = try await tokens.revoke(raw.removingPercentEncoding ?? raw, of: device)
+        context.logger.info("API token revoked", metadata: ["device": "\(device.id)", "token": "\(revoked.id)"])
+        return Response(status: .noContent)
+    }
+
+    private func owner(_ request: Request, _ context: Context) async throws -> Device {
+        try await limiter.guarding(context.clientKey) { try await directory.owner(of: request) }
+    }
+
+    /// `{"id", "name", "created_at", "last_used_at"}` (`last_used_at` is `null` until the token is used).
+    static func json(_ token: APIToken) -> JSONObject {
+        [
+            "id": .string(token.id.uuidString.lowercased()), "name": .string(token.name),
+            "created_at": .string(token.createdAt.iso8601WithMilliseconds),
+            "last_used_at": token.lastUsedAt.map { .string($0.iso8601WithMilliseconds) } ?? .null,
+        ]
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import HTTPTypes
+import HeraldCore
+import Hummingbird
+
+/// The lifecycle of API tokens: issuing, listing, revoking and checking them. The HTTP API
+/// (`/api/push/tokens`, `POST /notifications`) and `herald token` both go through it, so the rules live in one place.
+///
+/// ```swift
+/// let tokens = APITokenManager(store: store)
+/// let issued = try await tokens.create(name: "Home Assistant", for: device)
+/// print(issued.secret)   // hrd_…, shown once; the store keeps only its SHA-256
+/// ```
+///
+/// Refusals are ``APIError``s (a name that breaks a rule, a name in use, too many tokens, an unknown token).
+public struct APITokenManager: Sendable {
+    /// What every token starts with.
+    public static let prefix = "hrd_"
+    /// Active tokens one device may hold.
+    public static let maximumActivePerDevice = 100
+    /// The longest name, in characters.
+    public static let maximumNameLength = 64
+
+    /// A newly created token and its text, which is not available again.
+    public struct Issued: Sendable {
+        public var token: APIToken
+        /// `hrd_` + 64 lowercase hex characters (256 random bits).
+        public var secret: String
+    }
+
+    private let store: any HeraldStore
+    private let clock: any WallClock
+
+    public init(store: any HeraldStore, clock: any WallClock = SystemClock()) {
+        self.store = store
+        self.clock = clock
+    }
+
+    /// Creates a token named `name` for `device`.
+    public func create(name: String, for device: Device) async throws -> Issued {
+        let name = try Self.validName(name)
+        let secret = Self.prefix + Secrets.random256BitHex()
+        let token = APIToken(deviceID: device.id, name: name, tokenHash: Secrets.hash(secret), createdAt: clock.now())
+        switch try await storeCall({ try await store.insertAPIToken(token, maximumActive: Self.maximumActivePerDevice) }) {
+        case .inserted:
+            return Issued(token: token, secret: secret)
+        case .nameTaken:
+            throw APIError(
+                .conflict, code: "token_name_taken",
+                message: "This device already has an active API token named \"\(name)\"; revoke it first or choose another name.",
+                field: "name")
+        case .limitReached:
+            throw APIError(
+                .conflict, code: "too_many_tokens",
+                message: "This device already has \(Self.maximumActivePerDevice) active API tokens; revoke one first.")
+        }
+    }
+
+    /// The device's active tokens, oldest first.
+    public func activeTokens(of device: Device) async throws -> [APIToken] {
+        try await storeCall { try await store.apiTokens(deviceID: device.id) }.filter { !$0.isRevoked }
+    }
+
+    /// Revokes the device's active token whose id (tried first) or name is `idOrName`; 404 when there is none.
+    public func revoke(_ idOrName: String, of device: Device) async throws -> APIToken {
+        let now = clock.now()
+        if let id = UUID(uuidString: idOrName),
+            let revoked = try await storeCall({ try await store.revokeAPIToken(.id(id), deviceID: device.id, at: now) })
+        {
+            return revoked
+        }
+        guard let revoked = try await storeCall({ try await store.revokeAPIToken(.name(idOrName), deviceID: device.id, at: now) })
+        else {
+            throw APIError.notFound("This device has no active API token with this id or name.")
+        }
+        return revoked
+    }
+
+    /// The token and device an `Authorization: Bearer hrd_…` value stands for, recording the use;
+    /// 401 with `WWW-Authenticate: Bearer` when it is missing, unknown or revoked.
+    func authenticate(bearer: String?) async throws -> (token: APIToken, device: Device) {
+        guard let bearer else { throw Self.tokenRequired }
+        guard Self.isWellFormed(bearer) else { throw Self.invalidToken("The API token is not valid.") }
+        let hash = Secrets.hash(bearer)
+        guard let token = try await storeCall({ try await store.apiToken(tokenHash: hash) }),
+            Secrets.constantTimeEquals(token.tokenHash, hash)
+        else { throw Self.invalidToken("The API token is not valid.") }
+        guard !token.isRevoked else { throw Self.invalidToken("The API token was revoked.") }
+        guard let device = try await storeCall({ try await store.device(id: token.deviceID) }) else {
+            throw Self.invalidToken("The API token is not valid.")
+        }
+        let now = clock.now()
+        try await storeCall { try await store.touchAPIToken(id: token.id, at: now) }
+        var used = token
+        used.lastUsedAt = now
+        return (used, device)
+    }
+
+    /// Whether `value` has the form of a token: the prefix and 64 lowercase hex characters.
+    static func isWellFormed(_ value: String) -> Bool {
+        guard value.hasPrefix(prefix) else { return false }
+        let hex = value.dropFirst(prefix.count)
+        return hex.utf8.count == 64 && hex.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+    }
+
+    /// A name trimmed of surrounding white space: 1 to 64 characters, no control characters.
+    static func validName(_ name: String) throws -> String {
+        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { throw APIError.invalidField("name", "name must not be empty.") }
+        guard trimmed.count <= maximumNameLength else {
+            throw APIError.invalidField("name", "name must be at most \(maximumNameLength) characters; got \(trimmed.count).")
+        }
+        guard !trimmed.unicodeScalars.contains(where: { CharacterSet.controlCharacters.contains($0) }) else {
+            throw APIError.invalidField("name", "name must not contain control characters.")
+        }
+        return trimmed
+    }
+
+    static let tokenRequired = APIError(
+        .unauthorized, code: "token_required",
+        message: "This endpoint needs an API token as Authorization: Bearer hrd_…; the device owner creates one with POST /api/push/tokens.",
+        headers: [.wwwAuthenticate: #"Bearer realm="herald""#])
+
+    static func invalidToken(_ message: String) -> APIError {
+        APIError(
+            .unauthorized, code: "invalid_token", message: message,
+            headers: [.wwwAuthenticate: #"Bearer realm="herald", error="invalid_token""#])
+    }
+
+    private func storeCall<Value>(_ call: () async throws -> Value) async throws -> Value {
+        do {
+            return try await call()
+        } catch {
+            throw APIError.storeUnavailable("\(error)")
+        }
+    }
+}

@@ -1,0 +1,31 @@
+import Foundation
+import HeraldCore
+import Hummingbird
+
+/// `POST /notifications`: actionable notifications, sent with an API token (`Authorization: Bearer hrd_…`) to the
+/// token's own device. Failed token checks count towards the client's ``AuthFailureLimiter`` lockout.
+struct ActionNotificationController<Context: RemoteAddressRequestContext>: Sendable {
+    let pipeline: SendPipeline
+    let tokens: APITokenManager
+    let limiter: AuthFailureLimiter
+    let clock: any WallClock
+    let bodyLimit: Int
+
+    func addRoutes(to router: some RouterMethods<Context>) {
+        router.post("notifications", use: send)
+    }
+
+    @Sendable func send(_ request: Request, context: Context) async throws -> Response {
+        let (_, device) = try await limiter.guarding(context.clientKey) {
+            try await tokens.authenticate(bearer: Credentials.bearer(request))
+        }
+        let notification = try ActionNotificationRequest(try await JSONBody.object(of: request, limit: bodyLimit))
+        try notification.checkActionsFit()
+        do {
+            let receipt = try await pipeline.send(notification.draft, to: device)
+            return SendAnswers.created(receipt, now: clock.now())
+        } catch {
+            throw SendAnswers.apiError(error, now: clock.now())
+        }
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import HeraldCore
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// The WebSocket channel's switchboard: which clients of which device are subscribed, their bounded send
+/// queues, and the confirmations the delivery worker waits for. It is the worker's ``LocalChannel``.
+public final class WebSocketHub: LocalChannel, Service {
+    /// Events a subscriber's socket has not written yet; past this, new events are not queued for it (a slow client
+    /// can't make Herald's memory grow) and the notification falls back to the cloud provider or stays pending.
+    public static let sendQueueLimit = 64
+
+    /// One subscribed socket.
+    struct Subscriber: Sendable {
+        let id: UUID
+        let deviceID: Device.ID
+        /// The `id` of the subscribe message; events carry it, as in Home Assistant's protocol.
+        let subscriptionMessageID: Int
+        let supportsConfirm: Bool
+        let events: AsyncStream<String>.Continuation
+        let close: @Sendable () async -> Void
+    }
+
+    private struct State {
+        var subscribers: [Device.ID: [UUID: Subscriber]] = [:]
+        /// Confirmation id → the device it was sent to and the delivery waiting for it.
+        var awaitingConfirmation: [String: (deviceID: Device.ID, waiter: CheckedContinuation<Bool, Never>)] = [:]
+        var isShuttingDown = false
+    }
+
+    private let state = Mutex(State())
+    private let confirmTimeout: Duration
+    private let logger: Logger
+
+    public init(confirmTimeout: Duration, logger: Logger) {
+        self.confirmTimeout = confirmTimeout
+        self.logger = logger
+    }
+
+    // MARK: Subscriptions
+
+    /// Registers a socket for a device; returns its id and the stream of event texts to write to it.
+    func subscribe(
+        deviceID: Device.ID, messageID: Int, supportsConfirm: Bool, close: @escaping @Sendable () async -> Void
+    ) -> (id: UUID, events: AsyncStream<String>)? {
+        let (events, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(Self.sendQueueLimit))
+        let subscriber = Subscriber(
+            id: UUID(), deviceID: deviceID, subscriptionMessageID: messageID, supportsConfirm: supportsConfirm,
+            events: continuation, close: close)
+        let accepted = state.withLock { state in
+            guard !state.isShuttingDown else { return false }
+            state.subscribers[deviceID, default: [:]][subscriber.id] = subscriber
+            return true
+        }
+        guard accepted else { return nil }
+        return (subscriber.id, events)
+    }
+
+    /// Removes a socket's subscription (it closed, or subscribed again).
+    func unsubscribe(_ id: UUID, deviceID: Device.ID) {
+        let removed = state.withLock { state in
+            let removed = state.subscribers[deviceID]?.removeValue(forKey: id)
+            if state.subscribers[deviceID]?.isEmpty == true { state.subscribers[deviceID] = nil }
+            return removed
+        }
+        removed?.events.finish()
+    }
+
+    /// A client confirms a notification; false when no delivery waits for this id from this device.
+    func confirm(_ confirmID: String, deviceID: Device.ID) -> Bool {
+        let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+            guard let entry = state.awaitingConfirmation[confirmID], entry.deviceID == deviceID else { return nil }
+            state.awaitingConfirmation[confirmID] = nil
+            return entry.waiter
+        }
+        waiter?.resume(returning: true)
+        return waiter != nil
+    }
+
+    /// How many sockets are subscribed (for tests and benchmarks).
+    public var subscriberCount: Int { state.withLock { $0.subscribers.values.reduce(0) { $0 + $1.count } } }
+
+    // MARK: LocalChannel
+
+    public func isConnected(_ deviceID: Device.ID) -> Bool {
+        state.withLock { $0.subscribers[deviceID]?.isEmpty == false }
+    }
+
+    public func deliver(_ notification: PushNotification, to device: Device) async -> Bool {
+        let subscribers = state.withLock { Array(($0.subscribers[device.id] ?? [:]).values) }
+        guard !subscribers.isEmpty, let content = try? JSONValue.decode(notification.payload).objectValue else { return false }
+        let confirmID = UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let confirming = subscribers.filter(\.supportsConfirm)
+
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            if !confirming.isEmpty {
+                state.withLock { $0.awaitingConfirmation[confirmID] = (device.id, continuation) }
+            }
+            var handedToNonConfirming = false
+            var queuedForConfirming = false
+            for subscriber in subscribers {
+                let event = Self.event(for: notification, content: content, subscriber: subscriber, confirmID: confirmID)
+                if case .enqueued = subscriber.events.yield(event) {
+                    if subscriber.supportsConfirm { queuedForConfirming = true } else { handedToNonConfirming = true }
+                }
+            }
+            if confirming.isEmpty || handedToNonConfirming || !queuedForConfirming {
+                // Nothing to wait for: delivered if a non-confirming client took it.
+                if !confirming.isEmpty { resolve(confirmID, with: handedToNonConfirming) } else { continuation.resume(returning: handedToNonConfirming) }
+                return
+            }
+            let timeout = confirmTimeout
+            Task { [weak self] in
+                try? await Task.sleep(for: timeout)
+                self?.resolve(confirmID, with: false)
+            }
+        }
+    }
+
+    private func resolve(_ confirmID: String, with delivered: Bool) {
+        let waiter = state.withLock { $0.awaitingConfirmation.removeValue(forKey: confirmID)?.waiter }
+        waiter?.resume(returning: delivered)
+    }
+
+    /// `{"id", "type": "event", "event": {...the APNs payload..., "id", "title", "body", "message", "hass_confirm_id"?}}`.
+    static func event(for notification: PushNotification, content: JSONObject, subscriber: Subscriber, confirmID: String) -> String {
+        var event = content
+        let alert = content["aps"]?.objectValue?["alert"]?.objectValue
+        event["id"] = .string(notification.id.uuidString.lowercased())
+        if let title = alert?["title"] { event["title"] = title }
+        if let body = alert?["body"] {
+            event["body"] = body
+            event["message"] = body
+        }
+        if subscriber.supportsConfirm { event["hass_confirm_id"] = .string(confirmID) }
+        let message: JSONValue = ["id": .int(subscriber.subscriptionMessageID), "type": "event", "event": .object(event)]
+        return (try? message.encoded()).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+
+    // MARK: Service
+
+    /// Runs until graceful shutdown, then closes every socket.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        let (subscribers, waiters) = state.withLock { state in
+            state.isShuttingDown = true
+            let subscribers = state.subscribers.values.flatMap(\.values)
+            let waiters = state.awaitingConfirmation.values.map(\.waiter)
+            state.subscribers = [:]
+            state.awaitingConfirmation = [:]
+            return (subscribers, waiters)
+        }
+        for waiter in waiters { waiter.resume(returning: false) }
+        for subscriber in subscribers {
+            subscriber.events.finish()
+            await subscriber.close()
+        }
+        logger.info("WebSocket channel closed", metadata: ["sockets": "\(subscribers.count)"])
+    }
+}

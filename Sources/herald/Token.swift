@@ -1,0 +1,122 @@
+import ArgumentParser
+import Foundation
+import HeraldCore
+import HeraldServer
+import HeraldStore
+
+/// `herald token create|list|revoke`: an operator's view of a device's API tokens, straight in the local store.
+struct Token: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "token", abstract: "Create, list and revoke the API tokens of a device (in the local store).",
+        subcommands: [Create.self, List.self, Revoke.self])
+
+    /// The options every `herald token` subcommand takes.
+    struct DeviceOptions: ParsableArguments {
+        @Option(name: .long, help: "A YAML or JSON configuration file; environment variables override it.")
+        var config: String?
+
+        @Option(name: .customLong("user-id"), help: "The device's USER_ID (64 hexadecimal characters).")
+        var userID: String
+    }
+
+    /// `herald token create --user-id … --name …`: prints the new token (on standard output, alone) once.
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create an API token; it is printed once and not stored.")
+
+        @OptionGroup var device: DeviceOptions
+
+        @Option(name: .long, help: "A name for the token, unique among the device's active tokens (at most 64 characters).")
+        var name: String
+
+        func run() async throws {
+            try await withTokens(device) { tokens, device in
+                let issued = try await tokens.create(name: name, for: device)
+                printError("Created API token \"\(issued.token.name)\" (id \(issued.token.id.uuidString.lowercased())); it is not shown again.")
+                print(issued.secret)
+            }
+        }
+    }
+
+    /// `herald token list --user-id …`: id, name, creation and last use of each active token.
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the device's active API tokens (never their text).")
+
+        @OptionGroup var device: DeviceOptions
+
+        func run() async throws {
+            try await withTokens(device) { tokens, device in
+                let active = try await tokens.activeTokens(of: device)
+                guard !active.isEmpty else {
+                    printError("This device has no active API tokens.")
+                    return
+                }
+                print(["ID", "NAME", "CREATED", "LAST USED"].joined(separator: "\t"))
+                for token in active {
+                    print(
+                        [
+                            token.id.uuidString.lowercased(), token.name, token.createdAt.iso8601WithMilliseconds,
+                            token.lastUsedAt?.iso8601WithMilliseconds ?? "never",
+                        ].joined(separator: "\t"))
+                }
+            }
+        }
+    }
+
+    /// `herald token revoke --user-id … <id or name>`.
+    struct Revoke: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Revoke one of the device's API tokens by id or name.")
+
+        @OptionGroup var device: DeviceOptions
+
+        @Argument(help: "The token's id or name.")
+        var token: String
+
+        func run() async throws {
+            try await withTokens(device) { tokens, device in
+                let revoked = try await tokens.revoke(token, of: device)
+                print("Revoked API token \"\(revoked.name)\" (id \(revoked.id.uuidString.lowercased())).")
+            }
+        }
+    }
+}
+
+/// Opens the configured store, finds the device of `options.userID`, runs `body` and closes the store.
+/// Refusals are printed as one line (exit status 1).
+private func withTokens(
+    _ options: Token.DeviceOptions, _ body: (APITokenManager, Device) async throws -> Void
+) async throws {
+    let configuration = try loadConfiguration(file: options.config)
+    guard Secrets.isHex256(options.userID) else {
+        throw TokenCommandFailure("herald: --user-id must be the device's USER_ID: 64 hexadecimal characters.")
+    }
+    let store: any HeraldStore
+    do {
+        store = try StoreFactory.open(configuration.databaseURL)
+    } catch {
+        throw StartupFailure(error)
+    }
+    let outcome: Result<Void, any Error>
+    do {
+        guard let device = try await store.device(userIDHash: Secrets.hash(options.userID.lowercased())) else {
+            throw TokenCommandFailure("herald: no device is registered under this USER_ID in \(configuration.databaseURL).")
+        }
+        try await body(APITokenManager(store: store), device)
+        outcome = .success(())
+    } catch let error as APIError {
+        outcome = .failure(TokenCommandFailure("herald: \(error.message)"))
+    } catch {
+        outcome = .failure(error)
+    }
+    try? await store.close()
+    try outcome.get()
+}
+
+/// A refusal printed as one line, exit status 1.
+private struct TokenCommandFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+private func printError(_ line: String) {
+    FileHandle.standardError.write(Data((line + "\n").utf8))
+}

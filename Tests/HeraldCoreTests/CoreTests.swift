@@ -1,0 +1,78 @@
+import Foundation
+import HeraldCore
+import Testing
+
+@Suite("Payload fitting")
+struct PayloadFitterTests {
+    @Test func aPayloadWithinTheLimitIsUntouched() throws {
+        let payload: JSONObject = ["aps": ["alert": ["title": "T", "body": "B"]]]
+        let fitted = try PayloadFitter.fit(payload)
+        #expect(fitted.truncated == false)
+        #expect(String(decoding: fitted.data, as: UTF8.self) == #"{"aps":{"alert":{"body":"B","title":"T"}}}"#)
+    }
+
+    @Test(arguments: ["a", "é", "🐦", "👩‍👩‍👧‍👦", "\"\\"])
+    func theBodyIsShortenedToTheLongestPrefixThatFits(unit: String) throws {
+        let body = String(repeating: unit, count: 3_000)
+        let fitted = try PayloadFitter.fit(["aps": ["alert": ["body": .string(body)]], "x": "y"], limit: 1_000)
+        #expect(fitted.truncated)
+        #expect(fitted.data.count <= 1_000)
+        let shortened = try #require(JSONValue.decode(fitted.data).objectValue?["aps"]?.objectValue?["alert"]?.objectValue?["body"]?.stringValue)
+        #expect(shortened.hasSuffix(PayloadFitter.ellipsis))
+        let kept = String(shortened.dropLast())
+        #expect(body.hasPrefix(kept))
+        // One more character would not have fitted.
+        let longer = String(body.prefix(kept.count + 1)) + PayloadFitter.ellipsis
+        let tooLong = try JSONValue.object(["aps": ["alert": ["body": .string(longer)]], "x": "y"]).encoded()
+        #expect(tooLong.count > 1_000)
+    }
+
+    @Test func aPayloadThatCannotFitIsRefused() {
+        let payload: JSONObject = ["aps": ["alert": ["title": .string(String(repeating: "t", count: 200)), "body": "b"]]]
+        #expect(throws: PayloadFitter.TooLarge.self) { try PayloadFitter.fit(payload, limit: 100) }
+        #expect(throws: PayloadFitter.TooLarge.self) { try PayloadFitter.fit(["aps": ["content-available": 1], "big": .string(String(repeating: "x", count: 200))], limit: 100) }
+    }
+}
+
+@Suite("Retry policy")
+struct RetryPolicyTests {
+    @Test func delaysGrowExponentiallyWithJitterAndACap() {
+        let policy = RetryPolicy(initialDelay: 2, maximumDelay: 600)
+        for attempts in 1...12 {
+            let ceiling = min(2 * pow(2, Double(attempts - 1)), 600)
+            for _ in 0..<20 {
+                let delay = policy.delay(afterAttempts: attempts)
+                #expect(delay >= ceiling / 2 && delay <= ceiling)
+            }
+        }
+        #expect(policy.delay(afterAttempts: 1, providerMinimum: 60) == 60)
+    }
+}
+
+@Suite("Time and secrets")
+struct TimeAndSecretsTests {
+    @Test func utcDaysStartAndEndAtMidnightUTC() {
+        let day = UTCDay(containing: Date(timeIntervalSince1970: 1_763_855_999))  // 2025-11-22T23:59:59Z
+        #expect(day.description == "2025-11-22")
+        #expect(day.end.iso8601WithMilliseconds == "2025-11-23T00:00:00.000Z")
+        #expect(UTCDay(containing: day.end).description == "2025-11-23")
+    }
+
+    @Test func secretsAreRandomHashedAndComparedWholly() {
+        let secret = Secrets.random256BitHex()
+        #expect(Secrets.isHex256(secret) && secret == secret.lowercased())
+        #expect(Secrets.random256BitHex() != secret)
+        #expect(Secrets.hash(secret).count == 64)
+        #expect(Secrets.matches(secret, hash: Secrets.hash(secret)))
+        #expect(!Secrets.matches(secret + "0", hash: Secrets.hash(secret)))
+        #expect(!Secrets.constantTimeEquals("abc", "abd"))
+        #expect(!Secrets.constantTimeEquals("abc", "abcd"))
+        #expect(Secrets.hash("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    }
+
+    @Test func jsonKeepsIntegersAndDoublesApartAndSortsKeys() throws {
+        let value = try JSONValue.decode(Data(#"{"b": 1, "a": 1.5, "c": [true, null, "x/y"]}"#.utf8))
+        #expect(value == ["a": 1.5, "b": 1, "c": [true, nil, "x/y"]])
+        #expect(String(decoding: try value.encoded(), as: UTF8.self) == #"{"a":1.5,"b":1,"c":[true,null,"x/y"]}"#)
+    }
+}

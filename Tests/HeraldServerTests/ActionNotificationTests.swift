@@ -1,0 +1,475 @@
+import Foundation
+import HTTPTypes
+import HeraldCore
+import HeraldServer
+import HeraldStore
+import HeraldTesting
+import HummingbirdTesting
+import NIOCore
+import Testing
+
+/// The seed's four curl examples, verbatim. Only the host and the token are replaced when they are run.
+enum SeedCurlExamples {
+    static let overseerr = #"""
+        curl -X POST https://api.pushward.app/notifications \
+          -H "Authorization: Bearer hlk_YOUR_TOKEN" \
+          -H "Content-Type: application/json" \
+          -d '{
+            "title": "Overseerr",
+            "body": "New request: Dune: Part Two (2024)",
+            "source": "overseerr",
+            "source_display_name": "Overseerr",
+            "actions": [
+              {
+                "id": "approve",
+                "title": "Approve",
+                "icon": "checkmark.circle",
+                "url": "https://overseerr.example.com/api/v1/request/123/approve"
+              },
+              {
+                "id": "deny",
+                "title": "Deny",
+                "icon": "xmark.circle",
+                "destructive": true,
+                "url": "https://overseerr.example.com/api/v1/request/123/decline"
+              },
+              {
+                "id": "view",
+                "title": "View Details",
+                "icon": "arrow.up.right.square",
+                "foreground": true,
+                "url": "https://overseerr.example.com/request/123"
+              }
+            ]
+          }'
+        """#
+
+    static let doorbell = #"""
+        curl -X POST https://api.pushward.app/notifications \
+          -H "Authorization: Bearer hlk_YOUR_TOKEN" \
+          -H "Content-Type: application/json" \
+          -d '{
+            "title": "Front Door",
+            "body": "Someone is at the front door",
+            "level": "time-sensitive",
+            "actions": [
+              {
+                "id": "unlock",
+                "title": "Unlock",
+                "icon": "lock.open",
+                "foreground": true,
+                "authentication_required": true,
+                "url": "https://homeassistant.local/unlock"
+              },
+              {
+                "id": "view",
+                "title": "View Camera",
+                "icon": "video",
+                "foreground": true,
+                "url": "https://homeassistant.local/camera"
+              },
+              {
+                "id": "ignore",
+                "title": "Ignore",
+                "icon": "xmark",
+                "destructive": true
+              }
+            ]
+          }'
+        """#
+
+    static let deepLink = #"""
+        curl -X POST https://api.pushward.app/notifications \
+          -H "Authorization: Bearer hlk_YOUR_TOKEN" \
+          -H "Content-Type: application/json" \
+          -d '{
+            "title": "Living room",
+            "body": "Motion detected",
+            "actions": [
+              {
+                "id": "open-dashboard",
+                "title": "Open dashboard",
+                "icon": "house",
+                "url": "homeassistant://navigate/lovelace/0"
+              }
+            ]
+          }'
+        """#
+
+    static let restAPI = #"""
+        curl -X POST https://api.pushward.app/notifications \
+          -H "Authorization: Bearer hlk_YOUR_TOKEN" \
+          -H "Content-Type: application/json" \
+          -d '{
+            "title": "Blinds",
+            "body": "Open the living room blinds?",
+            "actions": [
+              {
+                "id": "open-blinds",
+                "title": "Open",
+                "icon": "blinds.horizontal.open",
+                "url": "https://homeassistant.local/api/services/cover/open_cover",
+                "method": "POST",
+                "headers": {
+                  "Authorization": "Bearer HA_LONG_LIVED_TOKEN"
+                },
+                "body": "{\"entity_id\":\"cover.blinds_living_room_left\"}"
+              }
+            ]
+          }'
+        """#
+}
+
+extension SeedCurlExamples {
+    /// Each example with the APNs payload it must produce, byte for byte.
+    static let withPayloads: [(command: String, payload: String)] = [
+        (
+            SeedCurlExamples.overseerr,
+            #"{"actions":[{"authentication_required":false,"destructive":false,"foreground":false,"icon":"checkmark.circle","id":"approve","method":"GET","title":"Approve","url":"https://overseerr.example.com/api/v1/request/123/approve"},{"authentication_required":false,"destructive":true,"foreground":false,"icon":"xmark.circle","id":"deny","method":"GET","title":"Deny","url":"https://overseerr.example.com/api/v1/request/123/decline"},{"authentication_required":false,"destructive":false,"foreground":true,"icon":"arrow.up.right.square","id":"view","method":"GET","title":"View Details","url":"https://overseerr.example.com/request/123"}],"aps":{"alert":{"body":"New request: Dune: Part Two (2024)","title":"Overseerr"},"category":"HERALD_ACTIONS","interruption-level":"active","mutable-content":1,"sound":"default","thread-id":"overseerr"},"source":"overseerr","source_display_name":"Overseerr"}"#
+        ),
+        (
+            SeedCurlExamples.doorbell,
+            #"{"actions":[{"authentication_required":true,"destructive":false,"foreground":true,"icon":"lock.open","id":"unlock","method":"GET","title":"Unlock","url":"https://homeassistant.local/unlock"},{"authentication_required":false,"destructive":false,"foreground":true,"icon":"video","id":"view","method":"GET","title":"View Camera","url":"https://homeassistant.local/camera"},{"authentication_required":false,"destructive":true,"foreground":false,"icon":"xmark","id":"ignore","method":"GET","title":"Ignore"}],"aps":{"alert":{"body":"Someone is at the front door","title":"Front Door"},"category":"HERALD_ACTIONS","interruption-level":"time-sensitive","mutable-content":1,"sound":"default"}}"#
+        ),
+        (
+            SeedCurlExamples.deepLink,
+            #"{"actions":[{"authentication_required":false,"destructive":false,"foreground":false,"icon":"house","id":"open-dashboard","method":"GET","title":"Open dashboard","url":"homeassistant://navigate/lovelace/0"}],"aps":{"alert":{"body":"Motion detected","title":"Living room"},"category":"HERALD_ACTIONS","interruption-level":"active","mutable-content":1,"sound":"default"}}"#
+        ),
+        (
+            SeedCurlExamples.restAPI,
+            #"{"actions":[{"authentication_required":false,"body":"{\"entity_id\":\"cover.blinds_living_room_left\"}","destructive":false,"foreground":false,"headers":{"Authorization":"Bearer HA_LONG_LIVED_TOKEN","Content-Type":"application/json"},"icon":"blinds.horizontal.open","id":"open-blinds","method":"POST","title":"Open","url":"https://homeassistant.local/api/services/cover/open_cover"}],"aps":{"alert":{"body":"Open the living room blinds?","title":"Blinds"},"category":"HERALD_ACTIONS","interruption-level":"active","mutable-content":1,"sound":"default"}}"#
+        ),
+    ]
+}
+
+/// The request a `curl -X … URL -H "…" -d '…'` command sends (the subset the seed uses).
+struct CurlRequest {
+    var method: HTTPRequest.Method
+    var path: String
+    var headers: HTTPFields
+    var body: String
+
+    init(_ command: String, token: String) throws {
+        let command = command.replacingOccurrences(of: "hlk_YOUR_TOKEN", with: token)
+        let words = command.split(whereSeparator: \.isWhitespace).map(String.init)
+        guard words.count > 3, words[0] == "curl", words[1] == "-X", let method = HTTPRequest.Method(words[2]),
+            let url = URL(string: words[3])
+        else { throw TestFailure("not a curl -X command") }
+        self.method = method
+        path = url.path
+        headers = [:]
+        for line in command.split(separator: "\n") {
+            let line = line.trimmingCharacters(in: .whitespaces)
+            guard line.hasPrefix(#"-H ""#), let close = line.lastIndex(of: "\""), let colon = line.firstIndex(of: ":") else { continue }
+            let name = try #require(HTTPField.Name(String(line[line.index(line.startIndex, offsetBy: 4)..<colon])))
+            headers[name] = line[line.index(after: colon)..<close].trimmingCharacters(in: .whitespaces)
+        }
+        guard let open = command.range(of: "-d '"), let close = command.lastIndex(of: "'"), open.upperBound <= close else {
+            throw TestFailure("no -d '…' body")
+        }
+        body = String(command[open.upperBound..<close])
+    }
+}
+
+@Suite("POST /notifications")
+struct ActionNotificationTests {
+    @Test(arguments: SeedCurlExamples.withPayloads)
+    func seedExamplesAreAcceptedAndStoredAsDocumented(command: String, payload: String) async throws {
+        let server = try TestServer()
+        let id = try await server.run { client in
+            let owner = try await client.register()
+            let token = try await client.createToken(for: owner)
+            let curl = try CurlRequest(command, token: token.token)
+            #expect(curl.path == "/notifications")
+            let response = try await client.execute(
+                uri: curl.path, method: curl.method, headers: curl.headers, body: ByteBuffer(string: curl.body))
+            #expect(response.status == .created)
+            let json = try response.json()
+            // The same answer as /api/push/notify: no APNs key is configured here, so stored and queued.
+            #expect(Set(json.keys) == ["id", "status", "truncated", "rateLimits", "warning"])
+            #expect(json["status"] == "queued")
+            #expect(json["truncated"] == false)
+            #expect(json["rateLimits"]?.objectValue?["successful"] == 1)
+            #expect(response.headers[.init("RateLimit-Limit")!] == "150")
+            #expect(response.headers[.init("RateLimit-Remaining")!] == "149")
+            return try #require(json["id"]?.stringValue.flatMap(UUID.init(uuidString:)))
+        }
+        let stored = try #require(try await server.openStore().notification(id: id))
+        #expect(String(decoding: stored.payload, as: UTF8.self) == payload)
+        #expect(stored.collapseID == nil)
+        #expect(stored.pushType == .alert)
+        #expect(stored.priority == 10)
+        #expect(stored.status == .pending)
+        #expect(stored.quotaDay != nil)
+    }
+
+    @Test(arguments: SeedCurlExamples.withPayloads)
+    func seedExamplesReachAPNsAsDocumented(command: String, payload: String) async throws {
+        let apns = try await APNsTestServer.start()
+        try await apns.server.run { client in
+            let owner = try await client.register(token: Fixtures.apnsToken(0x51))
+            let token = try await client.createToken(for: owner)
+            let curl = try CurlRequest(command, token: token.token)
+            let response = try await client.execute(
+                uri: curl.path, method: curl.method, headers: curl.headers, body: ByteBuffer(string: curl.body))
+            #expect(response.status == .created)
+            let json = try response.json()
+            #expect(json["status"] == "delivered")
+            #expect(json["warning"] == nil)
+
+            let push = try #require(apns.production.acceptedPushes.first)
+            #expect(apns.production.acceptedPushes.count == 1)
+            #expect(push.path == "/3/device/\(Fixtures.apnsToken(0x51))")
+            #expect(push.header("apns-push-type") == "alert")
+            #expect(push.header("apns-priority") == "10")
+            #expect(push.header("apns-collapse-id") == nil)
+            #expect(push.header("apns-id") == json["id"]?.stringValue)
+            #expect(String(decoding: push.body, as: UTF8.self) == payload)
+        }
+        try await apns.shutdown()
+    }
+
+    @Test func theNotificationIDIsTheCollapseIDAtAPNs() async throws {
+        let apns = try await APNsTestServer.start()
+        try await apns.server.run { client in
+            let token = try await client.createToken(for: try await client.register(token: Fixtures.apnsToken(0x52)))
+            let response = try await client.sendAction(
+                token.bearer, body: #"{"title": "Smoke", "body": "Kitchen", "level": "critical", "notification_id": "smoke-kitchen"}"#)
+            #expect(try response.json()["status"] == "delivered")
+            let push = try #require(apns.production.acceptedPushes.first)
+            #expect(push.header("apns-collapse-id") == "smoke-kitchen")
+            #expect(
+                String(decoding: push.body, as: UTF8.self)
+                    == #"{"aps":{"alert":{"body":"Kitchen","title":"Smoke"},"interruption-level":"critical","sound":{"critical":1,"name":"default","volume":1}},"notification_id":"smoke-kitchen"}"#
+            )
+        }
+        try await apns.shutdown()
+    }
+
+    @Test func everyOptionalFieldReachesThePayload() async throws {
+        let server = try TestServer()
+        let id = try await server.run { client in
+            let owner = try await client.register()
+            let token = try await client.createToken(for: owner)
+            let body = #"""
+                {"title": "Garage", "body": "Left open", "source": "ha.garage", "source_display_name": "Garage door",
+                 "level": "passive", "image_url": " https://cam.local/garage.jpg ", "url": "homeassistant://navigate/garage",
+                 "notification_id": "garage-1", "unknown": {"ignored": true},
+                 "actions": [{"id": "close", "title": "Close", "url": "HTTPS://ha.local/close", "method": "post",
+                              "headers": {"content-type": "text/plain", "X-Empty": ""}, "body": "close",
+                              "icon": null, "destructive": null, "foreground": true}]}
+                """#
+            let response = try await client.sendAction(token.bearer, body: body)
+            #expect(response.status == .created)
+            return try #require(try response.json()["id"]?.stringValue.flatMap(UUID.init(uuidString:)))
+        }
+        let stored = try #require(try await server.openStore().notification(id: id))
+        #expect(
+            String(decoding: stored.payload, as: UTF8.self)
+                == #"{"actions":[{"authentication_required":false,"body":"close","destructive":false,"foreground":true,"headers":{"X-Empty":"","content-type":"text/plain"},"id":"close","method":"POST","title":"Close","url":"HTTPS://ha.local/close"}],"aps":{"alert":{"body":"Left open","title":"Garage"},"category":"HERALD_ACTIONS","interruption-level":"passive","mutable-content":1,"sound":"default","thread-id":"ha.garage"},"image_url":"https://cam.local/garage.jpg","notification_id":"garage-1","source":"ha.garage","source_display_name":"Garage door","url":"homeassistant://navigate/garage"}"#
+        )
+        #expect(stored.collapseID == "garage-1")
+    }
+
+    @Test func anImageWithoutActionsIsMutableWithoutACategory() async throws {
+        let server = try TestServer()
+        let id = try await server.run { client in
+            let token = try await client.createToken(for: try await client.register())
+            let response = try await client.sendAction(
+                token.bearer, body: #"{"title": "T", "body": "B", "image_url": "http://cam.local/a.jpg", "actions": []}"#)
+            #expect(response.status == .created)
+            return try #require(try response.json()["id"]?.stringValue.flatMap(UUID.init(uuidString:)))
+        }
+        let stored = try #require(try await server.openStore().notification(id: id))
+        #expect(
+            String(decoding: stored.payload, as: UTF8.self)
+                == #"{"aps":{"alert":{"body":"B","title":"T"},"interruption-level":"active","mutable-content":1,"sound":"default"},"image_url":"http://cam.local/a.jpg"}"#
+        )
+    }
+
+    @Test func criticalAlertsHaveACriticalSoundAndAreExemptFromTheDailyLimit() async throws {
+        let server = try TestServer(dailyLimit: 1)
+        let id = try await server.run { client in
+            let token = try await client.createToken(for: try await client.register())
+            #expect(try await client.sendAction(token.bearer).status == .created)
+            let limited = try await client.sendAction(token.bearer)
+            #expect(limited.status == .tooManyRequests)
+            #expect(limited.headers[.retryAfter] != nil)
+            #expect(try limited.json()["code"] == "rate_limited")
+
+            let critical = try await client.sendAction(token.bearer, body: #"{"title": "Smoke", "body": "Kitchen", "level": "critical"}"#)
+            #expect(critical.status == .created)
+            #expect(try critical.json()["rateLimits"]?.objectValue?["successful"] == 1)
+            return try #require(try critical.json()["id"]?.stringValue.flatMap(UUID.init(uuidString:)))
+        }
+        let stored = try #require(try await server.openStore().notification(id: id))
+        #expect(
+            String(decoding: stored.payload, as: UTF8.self)
+                == #"{"aps":{"alert":{"body":"Kitchen","title":"Smoke"},"interruption-level":"critical","sound":{"critical":1,"name":"default","volume":1}}}"#
+        )
+        #expect(stored.quotaDay == nil)
+    }
+
+    @Test func validEdgeCasesAreAccepted() async throws {
+        try await TestServer().run { client in
+            let token = try await client.createToken(for: try await client.register())
+            let tenActions = (0..<10).map { #"{"id": "a\#($0)", "title": "A\#($0)"}"# }.joined(separator: ", ")
+            let name64 = String(repeating: "n", count: 64)
+            let headers1024 = #"{"X": "\#(String(repeating: "v", count: 1023))"}"#
+            for extra in [
+                #""actions": [\#(tenActions)]"#,
+                #""actions": [{"id": "\#(name64)", "title": "\#(name64)"}], "notification_id": "\#(name64)""#,
+                #""actions": [{"id": "a", "title": "A", "headers": \#(headers1024), "body": "\#(String(repeating: "b", count: 1024))"}]"#,
+                #""actions": [{"id": "a", "title": "A", "url": "tel:+15551234567"}, {"id": "b", "title": "B", "url": "mailto:a@example.com"}]"#,
+                #""actions": [{"id": "a", "title": "A", "url": "shortcuts://run-shortcut?name=Lights", "method": "DELETE", "headers": {}}]"#,
+                #""actions": [{"id": "a", "title": "A", "url": "  https://x.example/ok  ", "foreground": true, "icon": "1.circle.fill"}]"#,
+                #""actions": null, "level": "time-sensitive", "source": "", "url": "https://example.com""#,
+                #""level": null, "image_url": "", "notification_id": null"#,
+            ] {
+                let response = try await client.sendAction(token.bearer, body: #"{"title": "T", "body": "B", \#(extra)}"#)
+                #expect(response.status == .created, "\(extra)")
+            }
+        }
+    }
+
+    @Test(arguments: [
+        (#""body": "B""#, "title"),
+        (#""title": "", "body": "B""#, "title"),
+        (#""title": 1, "body": "B""#, "title"),
+        (#""title": "T""#, "body"),
+        (#""title": "T", "body": """#, "body"),
+        (#""title": "T", "body": ["B"]"#, "body"),
+        (#""title": "T", "body": "B", "source": "\#(String(repeating: "s", count: 65))""#, "source"),
+        (#""title": "T", "body": "B", "source": 5"#, "source"),
+        (#""title": "T", "body": "B", "source_display_name": "\#(String(repeating: "s", count: 65))""#, "source_display_name"),
+        (#""title": "T", "body": "B", "level": "loud""#, "level"),
+        (#""title": "T", "body": "B", "level": "Critical""#, "level"),
+        (#""title": "T", "body": "B", "level": 1"#, "level"),
+        (#""title": "T", "body": "B", "image_url": "ftp://cam.local/a.jpg""#, "image_url"),
+        (#""title": "T", "body": "B", "image_url": "homeassistant://a.jpg""#, "image_url"),
+        (#""title": "T", "body": "B", "image_url": "not a url""#, "image_url"),
+        (#""title": "T", "body": "B", "image_url": "https:///a.jpg""#, "image_url"),
+        (#""title": "T", "body": "B", "url": "javascript:alert(1)""#, "url"),
+        (#""title": "T", "body": "B", "url": " JavaScript:alert(1)""#, "url"),
+        (#""title": "T", "body": "B", "url": "/relative/path""#, "url"),
+        (#""title": "T", "body": "B", "notification_id": "\#(String(repeating: "x", count: 65))""#, "notification_id"),
+        (#""title": "T", "body": "B", "notification_id": "\#(String(repeating: "é", count: 33))""#, "notification_id"),
+        (#""title": "T", "body": "B", "actions": "approve""#, "actions"),
+        (#""title": "T", "body": "B", "actions": {"id": "a", "title": "A"}"#, "actions"),
+        (#""title": "T", "body": "B", "actions": [\#((0..<11).map { #"{"id": "a\#($0)", "title": "A"}"# }.joined(separator: ","))]"#, "actions"),
+        (#""title": "T", "body": "B", "actions": [1]"#, "actions[0]"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "A"}, null]"#, "actions[1]"),
+        (#""title": "T", "body": "B", "actions": [{"title": "A"}]"#, "actions[0].id"),
+        (#""title": "T", "body": "B", "actions": [{"id": "", "title": "A"}]"#, "actions[0].id"),
+        (#""title": "T", "body": "B", "actions": [{"id": 5, "title": "A"}]"#, "actions[0].id"),
+        (#""title": "T", "body": "B", "actions": [{"id": "\#(String(repeating: "i", count: 65))", "title": "A"}]"#, "actions[0].id"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "A"}, {"id": "b", "title": "B"}, {"id": "a", "title": "C"}]"#, "actions[2].id"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a"}]"#, "actions[0].title"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": ""}]"#, "actions[0].title"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "\#(String(repeating: "t", count: 65))"}]"#, "actions[0].title"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "A", "icon": "check mark"}]"#, "actions[0].icon"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "A", "icon": "checkmark..circle"}]"#, "actions[0].icon"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "A", "icon": 3}]"#, "actions[0].icon"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "A"}, {"id": "b", "title": "B"}, {"id": "c", "title": "C", "url": "javascript:alert(1)"}]"#, "actions[2].url"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "A", "url": "  JAVASCRIPT:alert(1)"}]"#, "actions[0].url"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "A", "url": "\tjavascript:alert(1)\n"}]"#, "actions[0].url"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "A", "url": "java\nscript:alert(1)"}]"#, "actions[0].url"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "A", "url": "DATA:text/html,<b>hi</b>"}]"#, "actions[0].url"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "A", "url": "File:///etc/passwd"}]"#, "actions[0].url"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "A", "url": "https://x.example/\#(String(repeating: "p", count: 2031))"}]"#, "actions[0].url"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "A", "url": "no scheme here"}]"#, "actions[0].url"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "A", "url": "https://exa mple.com/"}]"#, "actions[0].url"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "A", "url": "https://"}]"#, "actions[0].url"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "A", "url": 7}]"#, "actions[0].url"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "A", "foreground": true, "url": "homeassistant://navigate"}]"#, "actions[0].url"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "A", "foreground": true, "url": "http://ha.local/unlock"}]"#, "actions[0].url"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "A", "foreground": "yes"}]"#, "actions[0].foreground"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "A", "destructive": 1}]"#, "actions[0].destructive"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "A", "authentication_required": "true"}]"#, "actions[0].authentication_required"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "A", "method": "FETCH"}]"#, "actions[0].method"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "A", "method": 1}]"#, "actions[0].method"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "A", "headers": "Authorization: x"}]"#, "actions[0].headers"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "A", "headers": ["x"]}]"#, "actions[0].headers"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "A", "headers": {"X-Count": 1}}]"#, "actions[0].headers.X-Count"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "A", "headers": {"X-Null": null}}]"#, "actions[0].headers.X-Null"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "A", "headers": {"Bad Name": "v"}}]"#, "actions[0].headers"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "A", "headers": {"": "v"}}]"#, "actions[0].headers"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "A", "headers": {"X-Inject": "a\r\nHost: evil"}}]"#, "actions[0].headers.X-Inject"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "A", "headers": {"X-A": "1", "x-a": "2"}}]"#, "actions[0].headers.x-a"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "A", "headers": {"X": "\#(String(repeating: "v", count: 1024))"}}]"#, "actions[0].headers"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "A", "body": "\#(String(repeating: "b", count: 1025))"}]"#, "actions[0].body"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "A", "body": "\#(String(repeating: "é", count: 513))"}]"#, "actions[0].body"),
+        (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "A", "body": {"entity_id": "cover.x"}}]"#, "actions[0].body"),
+    ])
+    func everyRuleIsA400NamingTheField(members: String, field: String) async throws {
+        try await TestServer().run { client in
+            let token = try await client.createToken(for: try await client.register())
+            let body = "{" + members + "}"
+            let response = try await client.sendAction(token.bearer, body: body)
+            #expect(response.status == .badRequest, "\(body)")
+            let json = try response.json()
+            #expect(json["code"] == "invalid_field", "\(body)")
+            #expect(json["field"] == .string(field), "\(body)")
+            #expect(json["error"]?.stringValue?.contains(field) == true, "\(body)")
+        }
+    }
+
+    @Test func malformedAndOversizedBodies() async throws {
+        try await TestServer().run { client in
+            let token = try await client.createToken(for: try await client.register())
+            let malformed = try await client.sendAction(token.bearer, body: #"{"title": "#)
+            #expect(malformed.status == .badRequest)
+            #expect(try malformed.json()["field"] == "$")
+            let array = try await client.sendAction(token.bearer, body: #"[{"title": "T", "body": "B"}]"#)
+            #expect(array.status == .badRequest)
+            #expect(try array.json()["code"] == "malformed_json")
+            let huge = try await client.sendAction(token.bearer, body: #"{"title": "T", "body": "\#(String(repeating: "x", count: 70_000))"}"#)
+            #expect(huge.status == .contentTooLarge)
+        }
+    }
+
+    @Test func aLongBodyIsShortenedAndTheActionsKeptWhole() async throws {
+        let server = try TestServer()
+        let (id, actions) = try await server.run { client in
+            let token = try await client.createToken(for: try await client.register())
+            let actions = (0..<10).map {
+                #"{"id": "action-\#($0)", "title": "Action \#($0)", "url": "https://ha.local/api/\#(String(repeating: "p", count: 150))/\#($0)"}"#
+            }
+            let body = #"{"title": "T", "body": "\#(String(repeating: "🐦 bird ", count: 300))", "actions": [\#(actions.joined(separator: ","))]}"#
+            let response = try await client.sendAction(token.bearer, body: body)
+            #expect(response.status == .created)
+            let json = try response.json()
+            #expect(json["truncated"] == true)
+            return (try #require(json["id"]?.stringValue.flatMap(UUID.init(uuidString:))), actions.count)
+        }
+        let stored = try #require(try await server.openStore().notification(id: id))
+        #expect(stored.payload.count <= 4096)
+        let payload = try #require(try JSONValue.decode(stored.payload).objectValue)
+        let body = try #require(payload["aps"]?.objectValue?["alert"]?.objectValue?["body"]?.stringValue)
+        #expect(body.hasSuffix("…"))
+        guard case .array(let storedActions) = try #require(payload["actions"]) else { throw TestFailure("actions is not an array") }
+        #expect(storedActions.count == actions)
+    }
+
+    @Test func actionsThatCannotFitAre400SayingSo() async throws {
+        try await TestServer().run { client in
+            let token = try await client.createToken(for: try await client.register())
+            let actions = (0..<10).map {
+                #"{"id": "a\#($0)", "title": "A", "url": "https://ha.local/\#(String(repeating: "p", count: 1000))", "body": "\#(String(repeating: "b", count: 1000))"}"#
+            }
+            let response = try await client.sendAction(
+                token.bearer, body: #"{"title": "T", "body": "B", "actions": [\#(actions.joined(separator: ","))]}"#)
+            #expect(response.status == .badRequest)
+            let json = try response.json()
+            #expect(json["code"] == "payload_too_large")
+            #expect(json["field"] == "actions")
+            #expect(json["error"]?.stringValue?.contains("actions") == true)
+
+            // Without actions, an oversized title is refused with the general message.
+            let title = try await client.sendAction(token.bearer, body: #"{"title": "\#(String(repeating: "t", count: 4200))", "body": "B"}"#)
+            #expect(title.status == .badRequest)
+            #expect(try title.json()["code"] == "payload_too_large")
+            #expect(try title.json()["field"] == "$")
+        }
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import HeraldAPNs
+import HeraldServer
+import HeraldTesting
+import Logging
+import Testing
+
+@Suite("Configuration")
+struct ConfigurationTests {
+    @Test func defaultsWithNothingSet() throws {
+        let configuration = try ConfigurationLoader.load(file: nil, environment: ["PATH": "/usr/bin", "HOME": "/root"])
+        #expect(configuration.host == "0.0.0.0")
+        #expect(configuration.port == 8080)
+        #expect(configuration.databaseURL == "herald.sqlite")
+        #expect(configuration.dailyLimit == 150)
+        #expect(configuration.logLevel == .info)
+        #expect(configuration.apns == nil)
+        #expect(configuration.webSocketConfirmTimeout == .seconds(10))
+    }
+
+    @Test func theEnvironmentWinsOverTheFile() throws {
+        let file = try TestKeys.writeFile(named: "herald.yaml", containing: """
+            port: 9000
+            HERALD_RATE_LIMIT_DAILY: 20
+            log_level: debug
+            database_url: sqlite:/tmp/x.sqlite
+            """)
+        let configuration = try ConfigurationLoader.load(file: file, environment: ["HERALD_PORT": "9100"])
+        #expect(configuration.port == 9100)
+        #expect(configuration.dailyLimit == 20)
+        #expect(configuration.logLevel == .debug)
+        #expect(configuration.databaseURL == "sqlite:/tmp/x.sqlite")
+
+        let json = try TestKeys.writeFile(named: "herald.json", containing: #"{"HERALD_HOST": "127.0.0.1", "delivery_wait_ms": 50}"#)
+        let fromJSON = try ConfigurationLoader.load(file: json, environment: [:])
+        #expect(fromJSON.host == "127.0.0.1")
+        #expect(fromJSON.deliveryWait == .milliseconds(50))
+    }
+
+    @Test func apnsOptionsBuildTheProviderConfiguration() throws {
+        let key = TestKey()
+        let path = try key.writeP8()
+        let configuration = try ConfigurationLoader.load(file: nil, environment: [
+            "HERALD_APNS_KEY_PATH": path, "HERALD_APNS_KEY_ID": key.keyID, "HERALD_APNS_TEAM_ID": key.teamID,
+            "HERALD_APNS_TOPIC": "io.herald.app", "HERALD_APNS_CONNECTIONS": "3", "HERALD_APNS_TIMEOUT": "4",
+            "HERALD_APNS_SANDBOX_URL": "https://127.0.0.1:9443",
+        ])
+        let apns = try #require(configuration.apns)
+        #expect(apns.key == .file(path: path))
+        #expect(apns.topic == "io.herald.app")
+        #expect(apns.connectionsPerEnvironment == 3)
+        #expect(apns.requestTimeout == .seconds(4))
+        #expect(apns.sandboxURL == "https://127.0.0.1:9443")
+        #expect(apns.productionURL == APNsConfiguration.defaultProductionURL)
+    }
+
+    @Test(arguments: [
+        (["HERALD_PORT": "99999"], "HERALD_PORT"),
+        (["HERALD_PORT": "eighty"], "HERALD_PORT"),
+        (["HERALD_RATE_LIMIT_DAILY": "0"], "HERALD_RATE_LIMIT_DAILY"),
+        (["HERALD_LOG_LEVEL": "loud"], "HERALD_LOG_LEVEL"),
+        (["HERALD_PROT": "8080"], "HERALD_PROT"),
+        (["HERALD_APNS_KEY_ID": "ABCDEFGHIJ"], "HERALD_APNS_KEY_PATH"),
+        (["HERALD_APNS_CA_PATH": "/ca.pem"], "HERALD_APNS_CA_PATH"),
+        (["HERALD_APNS_KEY_PATH": "/k.p8", "HERALD_APNS_KEY_ID": "short", "HERALD_APNS_TEAM_ID": "ABCDEFGHIJ", "HERALD_APNS_TOPIC": "a.b"], "HERALD_APNS_KEY_ID"),
+        (["HERALD_WEBSOCKET_CONFIRM_TIMEOUT": "0"], "HERALD_WEBSOCKET_CONFIRM_TIMEOUT"),
+    ])
+    func anInvalidValueIsOneLineNamingTheOption(environment: [String: String], option: String) {
+        do {
+            _ = try ConfigurationLoader.load(file: nil, environment: environment)
+            Issue.record("accepted \(environment)")
+        } catch {
+            let line = startupMessage(error)
+            #expect(line.hasPrefix(option + ":"), "\(line)")
+            #expect(!line.contains("\n"))
+        }
+    }
+
+    @Test func aKeyThatIsNotAnES256KeyStopsStartupWithOneLine() async throws {
+        let path = try TestKeys.writeFile(named: "AuthKey.p8", containing: TestKeys.p384PEM())
+        var configuration = HeraldConfiguration()
+        configuration.databaseURL = "memory:"
+        configuration.apns = APNsConfiguration(key: .file(path: path), keyID: "ABCDEFGHIJ", teamID: "ABCDEFGHIJ", topic: "a.b")
+        do {
+            _ = try await buildApplication(configuration)
+            Issue.record("started with a P-384 key")
+        } catch {
+            #expect(startupMessage(error).hasPrefix("HERALD_APNS_KEY_PATH:"))
+        }
+        configuration.apns?.key = .file(path: "/nonexistent/AuthKey.p8")
+        do {
+            _ = try await buildApplication(configuration)
+            Issue.record("started with a missing key")
+        } catch {
+            #expect(startupMessage(error).hasPrefix("HERALD_APNS_KEY_PATH:"))
+        }
+    }
+}

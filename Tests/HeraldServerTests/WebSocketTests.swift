@@ -1,0 +1,198 @@
+import Foundation
+import HTTPTypes
+import HeraldCore
+@testable import HeraldServer
+import HeraldStore
+import HeraldTesting
+import HummingbirdTesting
+import Logging
+import Testing
+
+@Suite("WebSocket channel")
+struct WebSocketTests {
+    @Test func aConfirmedNotificationIsDeliveredLocallyAndNeverSentToAPNs() async throws {
+        let apns = try await APNsTestServer.start()
+        try await apns.server.run { client in
+            let registration = try await client.register()
+            let socket = WebSocketTestClient(port: try #require(client.port))
+            await socket.subscribe(registration, id: 7)
+
+            async let answer = client.post("/api/push/notify", SeedExamples.filled(SeedExamples.frigateEvent, registration.userID))
+            let message = try #require(await socket.next())
+            #expect(message["id"] == 7)
+            #expect(message["type"] == "event")
+            let event = try #require(message["event"]?.objectValue)
+            #expect(event["title"] == "Person detected")
+            #expect(event["body"] == "Front Door")
+            #expect(event["snapshot"] == ["type": "frigate_event", "id": "1739987.123-abcdef"])
+            #expect(event["aps"]?.objectValue?["mutable-content"] == 1)
+            let confirmID = try #require(event["hass_confirm_id"]?.stringValue)
+            socket.send(#"{"id": 8, "type": "push_notification_confirm", "confirm_id": "\#(confirmID)"}"#)
+            #expect(await socket.next() == ["id": 8, "type": "result", "success": true])
+
+            let response = try await answer
+            #expect(response.status == .created)
+            let json = try response.json()
+            #expect(json["status"] == "delivered")
+            #expect(event["id"] == json["id"])
+            await socket.close()
+        }
+        #expect(apns.production.requests.isEmpty)
+        try await apns.shutdown()
+    }
+
+    @Test func withoutAConfirmationItFallsBackToAPNsExactlyOnce() async throws {
+        var started = try await APNsTestServer.start()
+        started.server.configuration.webSocketConfirmTimeout = .seconds(1)
+        started.server.configuration.deliveryWait = .milliseconds(100)
+        let apns = started
+        try await apns.server.run { client in
+            let registration = try await client.register()
+            let socket = WebSocketTestClient(port: try #require(client.port))
+            await socket.subscribe(registration)
+            let response = try await client.notify(registration.userID)
+            #expect(try response.json()["status"] == "queued")
+            let event = try #require(await socket.next()?["event"]?.objectValue)
+            #expect(event["hass_confirm_id"] != nil)
+            #expect(await eventually { apns.production.acceptedPushes.count == 1 })
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(apns.production.acceptedPushes.count == 1)
+            // A late confirmation finds nothing waiting.
+            socket.send(#"{"id": 2, "type": "push_notification_confirm", "confirm_id": "\#(event["hass_confirm_id"]?.stringValue ?? "")"}"#)
+            #expect(await socket.next()?["error"]?.objectValue?["code"] == "not_found")
+            await socket.close()
+        }
+        try await apns.shutdown()
+    }
+
+    @Test func twoSocketsForOneDeviceAndOneConfirms() async throws {
+        let apns = try await APNsTestServer.start()
+        try await apns.server.run { client in
+            let registration = try await client.register()
+            let phone = WebSocketTestClient(port: try #require(client.port))
+            let desktop = WebSocketTestClient(port: try #require(client.port))
+            await phone.subscribe(registration, id: 1)
+            await desktop.subscribe(registration, id: 5)
+            async let answer = client.notify(registration.userID)
+            let onPhone = try #require(await phone.next()?["event"]?.objectValue)
+            let onDesktop = try #require(await desktop.next()?["event"]?.objectValue)
+            #expect(onPhone["id"] == onDesktop["id"])
+            desktop.send(#"{"id": 6, "type": "push_notification_confirm", "confirm_id": "\#(onDesktop["hass_confirm_id"]?.stringValue ?? "")"}"#)
+            #expect(await desktop.next()?["success"] == true)
+            #expect(try await answer.json()["status"] == "delivered")
+            await phone.close()
+            await desktop.close()
+        }
+        #expect(apns.production.requests.isEmpty)
+        try await apns.shutdown()
+    }
+
+    @Test func aClientThatDoesNotConfirmCountsAsDeliveredWhenSent() async throws {
+        let apns = try await APNsTestServer.start()
+        try await apns.server.run { client in
+            let registration = try await client.register()
+            let socket = WebSocketTestClient(port: try #require(client.port))
+            await socket.subscribe(registration, confirm: false)
+            let response = try await client.notify(registration.userID)
+            #expect(try response.json()["status"] == "delivered")
+            let event = try #require(await socket.next()?["event"]?.objectValue)
+            #expect(event["hass_confirm_id"] == nil)
+            await socket.close()
+        }
+        #expect(apns.production.requests.isEmpty)
+        try await apns.shutdown()
+    }
+
+    @Test func aWebSocketOnlyDeviceGetsWhatWasQueuedWhenItSubscribes() async throws {
+        try await TestServer().run { client in
+            let registered = try await client.post("/api/push/register", #"{"platform": "websocket"}"#).json()
+            let registration = Registration(
+                userID: try #require(registered["user_id"]?.stringValue), secret: try #require(registered["device_secret"]?.stringValue))
+            var ids: [String] = []
+            for title in ["first", "second"] {
+                let response = try await client.notify(registration.userID, title: title)
+                let json = try response.json()
+                #expect(json["status"] == "queued")
+                #expect(json["warning"]?.stringValue?.contains("No WebSocket client") == true)
+                ids.append(json["id"]?.stringValue ?? "")
+            }
+            let socket = WebSocketTestClient(port: try #require(client.port))
+            await socket.subscribe(registration)
+            var received: [String] = []
+            for _ in 0..<2 {
+                let event = try #require(await socket.next()?["event"]?.objectValue)
+                received.append(event["id"]?.stringValue ?? "?")
+                socket.send(#"{"id": 9, "type": "push_notification_confirm", "confirm_id": "\#(event["hass_confirm_id"]?.stringValue ?? "")"}"#)
+            }
+            #expect(Set(received) == Set(ids))
+            for _ in 0..<2 { #expect(await socket.next()?["success"] == true) }
+            for id in ids {
+                var status: JSONValue?
+                for _ in 0..<200 where status != "delivered" {
+                    status = try await client.execute(uri: "/api/push/notifications/\(id)", method: .get, headers: registration.bearer).json()["status"]
+                    if status != "delivered" { try await Task.sleep(for: .milliseconds(50)) }
+                }
+                #expect(status == "delivered")
+            }
+            // And live ones now arrive at once.
+            let live = try await client.notify(registration.userID, title: "live")
+            let event = try #require(await socket.next()?["event"]?.objectValue)
+            #expect(event["title"] == "live")
+            socket.send(#"{"id": 10, "type": "push_notification_confirm", "confirm_id": "\#(event["hass_confirm_id"]?.stringValue ?? "")"}"#)
+            #expect(live.status == .created)
+            await socket.close()
+        }
+    }
+
+    @Test func badMessagesAreAnsweredWithErrorsAndAWrongSecretClosesTheSocket() async throws {
+        try await TestServer().run { client in
+            let registration = try await client.register()
+            let port = try #require(client.port)
+            let socket = WebSocketTestClient(port: port)
+            for (message, code) in [
+                ("not json", "invalid_format"),
+                (#"{"id": 1, "type": "push_notification_channel"}"#, "invalid_format"),
+                (#"{"id": "x", "type": "push_notification_channel", "user_id": "a", "device_secret": "b"}"#, "invalid_format"),
+                (#"{"id": 2, "type": "push_notification_channel", "user_id": "abc", "device_secret": "b"}"#, "invalid_field"),
+                (#"{"id": 3, "type": "push_notification_channel", "user_id": "\#(Secrets.random256BitHex())", "device_secret": "b"}"#, "unknown_user"),
+                (#"{"id": 4, "type": "launch_rockets"}"#, "unknown_command"),
+                (#"{"id": 5, "type": "push_notification_confirm", "confirm_id": "x"}"#, "not_subscribed"),
+            ] {
+                socket.send(message)
+                let answer = await socket.next()
+                #expect(answer?["success"] == false, "\(message)")
+                #expect(answer?["error"]?.objectValue?["code"] == .string(code), "\(message)")
+            }
+            await socket.subscribe(registration, id: 6)
+            socket.send(#"{"id": 7, "type": "push_notification_confirm"}"#)
+            #expect(await socket.next()?["error"]?.objectValue?["code"] == "invalid_format")
+
+            let intruder = WebSocketTestClient(port: port)
+            intruder.send(#"{"id": 1, "type": "push_notification_channel", "user_id": "\#(registration.userID)", "device_secret": "\#(Secrets.random256BitHex())"}"#)
+            #expect(await intruder.next()?["error"]?.objectValue?["code"] == "wrong_device_secret")
+            #expect(await intruder.isClosed())
+            // The server is still fine.
+            #expect(try await client.execute(uri: "/healthz", method: .get).status == .ok)
+            await socket.close()
+        }
+    }
+}
+
+@Suite("WebSocket hub")
+struct WebSocketHubTests {
+    @Test func aSlowClientsQueueIsBounded() async throws {
+        let hub = WebSocketHub(confirmTimeout: .seconds(1), logger: Logger(label: "test"))
+        let device = Fixtures.device(platform: .websocket).device
+        // A subscriber whose socket never takes anything off its queue.
+        let subscribed = hub.subscribe(deviceID: device.id, messageID: 1, supportsConfirm: false, close: {})
+        let subscription = try #require(subscribed)
+        var delivered = 0
+        for index in 0..<(WebSocketHub.sendQueueLimit + 20) {
+            if await hub.deliver(Fixtures.notification(for: device, title: "n\(index)"), to: device) { delivered += 1 }
+        }
+        #expect(delivered == WebSocketHub.sendQueueLimit)
+        hub.unsubscribe(subscription.id, deviceID: device.id)
+        #expect(hub.isConnected(device.id) == false)
+        #expect(await hub.deliver(Fixtures.notification(for: device), to: device) == false)
+    }
+}
