@@ -5,6 +5,7 @@ import HeraldStore
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
+import NIOCore
 import ServiceLifecycle
 
 /// The composition root: opens the store, builds the providers, the delivery worker and the routes.
@@ -69,6 +70,13 @@ func buildRouter(
         await store.isReachable()
             ? JSONResponse.make(status: .ok, body: ["status": "ready"])
             : JSONResponse.make(status: .serviceUnavailable, body: ["status": "store unreachable"])
+    }
+    let openAPIDocument = Bundle.module.url(forResource: "openapi", withExtension: "yaml").flatMap { try? Data(contentsOf: $0) }
+    router.get("openapi.yaml") { _, _ in
+        guard let document = openAPIDocument else { throw APIError.notFound("The OpenAPI document is not installed.") }
+        return Response(
+            status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: document)))
     }
     let directory = DeviceDirectory(store: store)
     let api = router.group("api/push")

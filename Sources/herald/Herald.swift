@@ -6,6 +6,6 @@ struct Herald: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "herald",
         abstract: "A self-hosted push-notification gateway for APNs.",
-        subcommands: [Serve.self, APNs.self, Limits.self, Token.self]
+        subcommands: [Serve.self, Register.self, Send.self, Listen.self, APNs.self, Limits.self, Token.self]
     )
 }

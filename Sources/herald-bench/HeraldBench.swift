@@ -1,0 +1,4 @@
+@main
+struct HeraldBench {
+    static func main() {}
+}

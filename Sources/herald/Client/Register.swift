@@ -1,0 +1,25 @@
+import ArgumentParser
+import HeraldCore
+
+/// `herald register`: registers a device and prints its USER_ID and device secret.
+struct Register: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Register a device with a Herald server (WebSocket-only without --token) and print its credentials.")
+
+    @Option(help: "The Herald server, e.g. http://localhost:8080.") var server: String
+    @Option(help: "An APNs device token (hex). Without it the device receives over the WebSocket channel only.") var token: String?
+    @Option(help: "production or sandbox (for APNs tokens).") var environment: String = "production"
+    @Flag(help: "Print one JSON object.") var json = false
+
+    func run() async throws {
+        let body: JSONObject =
+            if let token { ["token": .string(token), "environment": .string(environment)] } else { ["platform": "websocket"] }
+        let answer = try await ServerClient(server).post("api/push/register", body)
+        if json {
+            HeraldCLI.printJSON(answer)
+        } else {
+            print("user_id:       \(answer["user_id"]?.stringValue ?? "?")")
+            print("device_secret: \(answer["device_secret"]?.stringValue ?? "?")")
+        }
+    }
+}

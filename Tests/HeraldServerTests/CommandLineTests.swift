@@ -1,0 +1,82 @@
+import Foundation
+import HTTPTypes
+import HeraldCore
+import HeraldServer
+import HeraldTesting
+import HummingbirdTesting
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The README's quick start, with no APNs credentials: `herald register`, `herald listen`, a send, and the
+/// notification appears in the listener.
+@Suite("Command line clients", .serialized)
+struct CommandLineTests {
+    @Test func registerListenAndSendEndToEnd() async throws {
+        try await TestServer().run { client in
+            let server = "http://127.0.0.1:\(try #require(client.port))"
+            let registered = try await HeraldProcess.run(["register", "--server", server, "--json"])
+            #expect(registered.status == 0, "\(registered.output)")
+            let credentials = try #require(JSONValue.decode(Data(registered.output.utf8)).objectValue)
+            let userID = try #require(credentials["user_id"]?.stringValue)
+            let secret = try #require(credentials["device_secret"]?.stringValue)
+
+            let listener = try HeraldProcess(["listen", "--server", server, "--user-id", userID, "--device-secret", secret, "--json"])
+            #expect(await listener.waitForOutput(containing: "listening for notifications"))
+
+            let sent = try await client.notify(userID, title: "Person detected", body: "Front Door")
+            let id = try #require(try sent.json()["id"]?.stringValue)
+            #expect(await listener.waitForOutput(containing: #""title":"Person detected""#))
+            #expect(listener.log.contains(id))
+
+            // herald send, through the same listener; the listener confirms, so it is delivered.
+            let viaCLI = try await HeraldProcess.run([
+                "send", "--server", server, "--user-id", userID, "--title", "Review item detected", "--body", "Front Door",
+                "--notification-id", "review-123", "--snapshot-type", "frigate_review", "--snapshot-id", "review-123",
+                "--open-type", "frigate_review", "--open-id", "review-123",
+            ])
+            #expect(viaCLI.status == 0, "\(viaCLI.output)")
+            #expect(viaCLI.output.hasPrefix("delivered "), "\(viaCLI.output)")
+            #expect(await listener.waitForOutput(containing: #""notification_id":"review-123""#))
+
+            let statusOfFirst = try await client.execute(
+                uri: "/api/push/notifications/\(id)", method: .get, headers: [.authorization: "Bearer \(userID)"]).json()
+            #expect(statusOfFirst["status"] == "delivered")
+            listener.kill(SIGTERM)
+            _ = await listener.waitForExit()
+        }
+    }
+
+    @Test func sendExitsNonZeroWithTheServersMessage() async throws {
+        try await TestServer().run { client in
+            let server = "http://127.0.0.1:\(try #require(client.port))"
+            let unknown = try await HeraldProcess.run([
+                "send", "--server", server, "--user-id", Secrets.random256BitHex(), "--title", "T", "--body", "B",
+            ])
+            #expect(unknown.status != 0)
+            #expect(unknown.output.contains("404"))
+            #expect(unknown.output.contains("No device is registered under this USER_ID."))
+
+            let invalid = try await HeraldProcess.run([
+                "send", "--server", server, "--user-id", Secrets.random256BitHex(), "--title", "T", "--body", "B",
+                "--snapshot-type", "gif",
+            ])
+            #expect(invalid.status != 0)
+            #expect(invalid.output.contains("snapshot.type"))
+        }
+    }
+
+    @Test func listenStopsWhenTheCredentialsAreWrong() async throws {
+        try await TestServer().run { client in
+            let server = "http://127.0.0.1:\(try #require(client.port))"
+            let registration = try await client.register()
+            let refused = try await HeraldProcess.run([
+                "listen", "--server", server, "--user-id", registration.userID, "--device-secret", Secrets.random256BitHex(),
+            ])
+            #expect(refused.status != 0)
+            #expect(refused.output.contains("device secret does not match"))
+        }
+    }
+}
