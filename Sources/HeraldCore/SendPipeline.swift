@@ -44,7 +44,7 @@ public struct SendPipeline: Sendable {
         /// How long a send request waits for the first delivery attempt before answering "queued".
         public var deliveryWait: Duration
 
-        public init(dailyLimit: Int = 150, timeToLive: TimeInterval = 86_400, deliveryWait: Duration = .milliseconds(800)) {
+        public init(dailyLimit: Int = 150, timeToLive: TimeInterval = 86_400, deliveryWait: Duration = .milliseconds(500)) {
             self.dailyLimit = dailyLimit
             self.timeToLive = timeToLive
             self.deliveryWait = deliveryWait

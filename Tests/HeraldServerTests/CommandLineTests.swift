@@ -79,4 +79,37 @@ struct CommandLineTests {
             #expect(refused.output.contains("device secret does not match"))
         }
     }
+
+    @Test func apnsCheckValidatesOfflineAndLimitsSetChangesTheStore() async throws {
+        let key = TestKey()
+        let directory = try TemporaryDirectory.make()
+        let keyPath = try key.writeP8(in: directory)
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
+        environment.merge([
+            "HERALD_APNS_KEY_PATH": keyPath, "HERALD_APNS_KEY_ID": key.keyID, "HERALD_APNS_TEAM_ID": key.teamID,
+            "HERALD_APNS_TOPIC": "io.herald.app",
+        ]) { _, new in new }
+        let check = try HeraldProcess(["apns", "check"], environment: environment)
+        #expect(await check.waitForExit() == 0, "\(check.log)")
+        #expect(check.log.contains("key id: \(key.keyID)"))
+        #expect(check.log.contains("topic: io.herald.app"))
+        #expect(!check.log.contains("PRIVATE KEY"))
+
+        environment["HERALD_APNS_KEY_PATH"] = try TestKeys.writeFile(named: "not-a-key.p8", containing: "hello")
+        let bad = try HeraldProcess(["apns", "check"], environment: environment)
+        #expect(await bad.waitForExit() != 0)
+        #expect(bad.log.contains("HERALD_APNS_KEY_PATH:"))
+
+        let server = try TestServer(dailyLimit: 1)
+        let registration = try await server.run { client in try await client.register() }
+        var storeEnvironment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
+        storeEnvironment["HERALD_DATABASE_URL"] = server.databasePath
+        let set = try HeraldProcess(["limits", "set", registration.userID, "5"], environment: storeEnvironment)
+        #expect(await set.waitForExit() == 0, "\(set.log)")
+        #expect(set.log.contains("set to 5"))
+        try await server.run { client in
+            let response = try await client.notify(registration.userID)
+            #expect(response.headers[.init("RateLimit-Limit")!] == "5")
+        }
+    }
 }

@@ -87,9 +87,9 @@ struct WebSocketTests {
         try await apns.shutdown()
     }
 
-    @Test func aClientThatDoesNotConfirmCountsAsDeliveredWhenSent() async throws {
+    @Test func aClientThatDoesNotConfirmCountsAsDeliveredWhenSentAndShutdownClosesSockets() async throws {
         let apns = try await APNsTestServer.start()
-        try await apns.server.run { client in
+        let socket = try await apns.server.run { client in
             let registration = try await client.register()
             let socket = WebSocketTestClient(port: try #require(client.port))
             await socket.subscribe(registration, confirm: false)
@@ -97,8 +97,10 @@ struct WebSocketTests {
             #expect(try response.json()["status"] == "delivered")
             let event = try #require(await socket.next()?["event"]?.objectValue)
             #expect(event["hass_confirm_id"] == nil)
-            await socket.close()
+            return socket
         }
+        // The server shut down gracefully and closed the socket it still had open.
+        #expect(await socket.isClosed())
         #expect(apns.production.requests.isEmpty)
         try await apns.shutdown()
     }

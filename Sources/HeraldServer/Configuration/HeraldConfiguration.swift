@@ -17,7 +17,7 @@ public struct HeraldConfiguration: Sendable {
     /// How long an accepted notification is tried before it expires (seconds).
     public var notificationTTL: TimeInterval = 86_400
     /// How long a send request waits for the first delivery attempt before answering "queued".
-    public var deliveryWait: Duration = .milliseconds(800)
+    public var deliveryWait: Duration = .milliseconds(500)
     /// Deliveries in flight at once.
     public var deliveryConcurrency = 256
     /// How long a WebSocket client has to confirm a notification before it goes to the cloud provider.
