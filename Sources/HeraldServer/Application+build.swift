@@ -53,7 +53,7 @@ public func buildApplication(
     return Application(
         router: router,
         server: .http1WebSocketUpgrade(
-            webSocketRouter: router, configuration: .init(ws: .init(autoPing: .enabled(timePeriod: .seconds(30))))),
+            webSocketRouter: router, configuration: .init(ws: .init(autoPing: .enabled(timePeriod: configuration.webSocketPingInterval)))),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Herald"),
         services: closers + [worker, hub],
         logger: logger)

@@ -146,6 +146,30 @@ struct WebSocketTests {
         }
     }
 
+    @Test func aClientThatStopsAnsweringPingsIsDropped() async throws {
+        var server = try TestServer()
+        server.configuration.webSocketPingInterval = .seconds(1)
+        try await server.run { client in
+            let registered = try await client.post("/api/push/register", #"{"platform": "websocket"}"#).json()
+            let userID = try #require(registered["user_id"]?.stringValue)
+            let secret = try #require(registered["device_secret"]?.stringValue)
+            let peer = try SilentWebSocketPeer(port: try #require(client.port))
+            try peer.sendText(#"{"id":1,"type":"push_notification_channel","user_id":"\#(userID)","device_secret":"\#(secret)"}"#)
+            #expect(try peer.readSome().contains(#""success":true"#))
+            // Subscribed: a notification is handed to the socket (no confirmation asked, so it counts as delivered).
+            #expect(try await client.notify(userID).json()["status"] == "delivered")
+
+            // The peer never answers pings: within two ping intervals the server drops it, and notifications wait again.
+            var status: JSONValue?
+            for _ in 0..<100 where status != "queued" {
+                try await Task.sleep(for: .milliseconds(100))
+                status = try await client.notify(userID).json()["status"]
+            }
+            #expect(status == "queued")
+            _ = peer
+        }
+    }
+
     @Test func badMessagesAreAnsweredWithErrorsAndAWrongSecretClosesTheSocket() async throws {
         try await TestServer().run { client in
             let registration = try await client.register()

@@ -73,6 +73,9 @@ public enum ConfigurationLoader {
         if let timeout = try reader.integer("HERALD_WEBSOCKET_CONFIRM_TIMEOUT", in: 1...300) {
             configuration.webSocketConfirmTimeout = .seconds(timeout)
         }
+        if let interval = try reader.integer("HERALD_WEBSOCKET_PING_INTERVAL", in: 1...3_600) {
+            configuration.webSocketPingInterval = .seconds(interval)
+        }
         configuration.apns = try apnsSettings(&reader)
         if let unknown = reader.unread.sorted().first {
             throw ConfigurationError("\(unknown): unknown option (see the configuration table in README.md)")

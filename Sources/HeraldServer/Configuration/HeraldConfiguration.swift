@@ -22,6 +22,8 @@ public struct HeraldConfiguration: Sendable {
     public var deliveryConcurrency = 256
     /// How long a WebSocket client has to confirm a notification before it goes to the cloud provider.
     public var webSocketConfirmTimeout: Duration = .seconds(10)
+    /// How often the server pings each WebSocket client; one that has not answered by the next ping is dropped.
+    public var webSocketPingInterval: Duration = .seconds(30)
     /// APNs; `nil` when no APNs option is set (notifications for Apple devices then stay queued).
     public var apns: APNsConfiguration?
 
