@@ -178,6 +178,12 @@ public final class DeliveryWorker: Service, Sendable {
         var notification = original
         let logger = self.logger.with(notification: notification.id)
         do {
+            // What was read or submitted may be stale: another attempt may have finished it since (a scan that read it
+            // while its first attempt was in flight). Only the stored state decides, so nothing is sent twice.
+            guard let current = try await store.notification(id: original.id) else { return original }
+            // (Half a second of slack: stored times are rounded, and a retry that is almost due may go now.)
+            guard current.status == .pending, current.nextAttemptAt <= clock.now().addingTimeInterval(0.5) else { return current }
+            notification = current
             var releaseQuota = false
             let device = try await store.device(id: notification.deviceID)
             if notification.expiresAt <= clock.now() {

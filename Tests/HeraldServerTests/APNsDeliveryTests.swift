@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import HeraldCore
@@ -5,6 +6,8 @@ import HeraldServer
 import HeraldStore
 import HeraldTesting
 import HummingbirdTesting
+import NIOCore
+import NIOHTTP1
 import Testing
 
 /// Sends through the whole server to the APNs doubles over HTTP/2 + TLS and checks what reached them.
@@ -176,6 +179,46 @@ struct APNsDeliveryTests {
             apns.server.clock.advance(by: 30)
             #expect(await eventually { apns.production.acceptedPushes.count == 3 })
             #expect(Set(apns.production.acceptedPushes.compactMap { $0.header("apns-id") }) == Set(ids))
+        }
+        try await apns.shutdown()
+    }
+}
+
+@Suite("Delivery under load")
+struct DeliveryUnderLoadTests {
+    /// With few delivery slots, most notifications are picked up by store scans while others are in flight; each must
+    /// still reach APNs exactly once (a scan must not resend what an attempt finished after the scan read it).
+    @Test func everyNotificationIsSentExactlyOnce() async throws {
+        var started = try await APNsTestServer.start()
+        started.server.configuration.deliveryConcurrency = 2
+        started.server.configuration.deliveryWait = .zero
+        let apns = started
+        try await apns.server.run { client in
+            // Four devices: the double allows 100 pushes per device token per 10 s, as APNs limits one device.
+            var userIDs: [String] = []
+            for device in 1...4 { userIDs.append(try await client.register(token: Fixtures.apnsToken(device)).userID) }
+            let port = try #require(client.port)
+            let ids = try await withThrowingTaskGroup(of: String?.self) { group in
+                for index in 0..<120 {
+                    let userID = userIDs[index % 4]
+                    group.addTask {
+                        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/api/push/notify")
+                        request.method = .POST
+                        request.headers.add(name: "Content-Type", value: "application/json")
+                        request.body = .bytes(ByteBuffer(string: #"{"user_id": "\#(userID)", "title": "n\#(index)", "body": "b"}"#))
+                        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+                        let body = try await response.body.collect(upTo: 1 << 16)
+                        return try JSONValue.decode(Data(body.readableBytesView)).objectValue?["id"]?.stringValue
+                    }
+                }
+                return try await group.reduce(into: Set<String>()) { if let id = $1 { $0.insert(id) } }
+            }
+            #expect(ids.count == 120)
+            #expect(await eventually { Set(apns.production.acceptedPushes.compactMap { $0.header("apns-id") }).count == 120 })
+            try await Task.sleep(for: .milliseconds(1_500))  // a scan or two more
+            let sent = apns.production.acceptedPushes.compactMap { $0.header("apns-id") }
+            #expect(sent.count == 120, "\(sent.count - Set(sent).count) duplicates")
+            #expect(Set(sent) == ids, "\(Set(sent).symmetricDifference(ids).count) ids differ")
         }
         try await apns.shutdown()
     }
