@@ -110,6 +110,19 @@ extension APNsDouble {
         }
     }
 
+    /// Running totals of the double's traffic.
+    public struct Counters: Sendable, Equatable {
+        /// Requests received (complete streams), whatever became of them.
+        public var requests = 0
+        /// Answers written, by HTTP status (a delayed answer counts when it is written).
+        public var answers: [Int: Int] = [:]
+        /// Answers `200` written.
+        public var accepted: Int { answers[200] ?? 0 }
+
+        /// No traffic yet.
+        public init() {}
+    }
+
     /// Something that happened to a connection.
     public struct ConnectionEvent: Sendable, Equatable {
         /// The connection, numbered from 1 in order of acceptance.

@@ -14,9 +14,24 @@ extension APNsDouble {
         /// Answer `400 InvalidPushType` instead of a warning when `apns-push-type` is missing
         /// or the payload does not fit it.
         public var requirePushType: Bool = false
+        /// What the double remembers of the traffic: the full activity log (the default, for tests) or only
+        /// ``APNsDouble/counters`` (for benchmarks, where a log of every request costs time and memory).
+        public var activityLog: ActivityLog = .full
+        /// Called for every answer when it is written, with its status and `apns-id`; benchmarks time deliveries
+        /// with it. It runs on the connection's event loop: keep it short.
+        public var answerObserver: (@Sendable (_ status: Int, _ apnsID: String) -> Void)? = nil
 
         /// The defaults described on each property.
         public init() {}
+    }
+
+    /// What the double keeps of the requests it receives.
+    public enum ActivityLog: Sendable, Equatable {
+        /// Every request and connection event: ``APNsDouble/requests``, ``APNsDouble/acceptedPushes``,
+        /// ``APNsDouble/connectionEvents`` (and ``APNsDouble/counters``).
+        case full
+        /// Only ``APNsDouble/counters``; the request and event lists stay empty.
+        case countersOnly
     }
 
     /// How the double decides that a connection switched provider tokens too often (`429 TooManyProviderTokenUpdates`).

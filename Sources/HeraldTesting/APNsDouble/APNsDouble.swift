@@ -138,6 +138,9 @@ public final class APNsDouble: Sendable {
     /// The requests answered `200`.
     public var acceptedPushes: [RecordedRequest] { core.requests.filter { $0.status == 200 } }
 
+    /// Running totals (requests received, answers written by status), kept in both ``Options/activityLog`` modes.
+    public var counters: Counters { core.counters }
+
     /// Connection events (opened, SETTINGS, GOAWAY, dropped, closed), in order.
     public var connectionEvents: [ConnectionEvent] { core.events }
 

@@ -47,7 +47,9 @@ final class APNsDoubleCore: Sendable {
         var keys: [String: APNsDouble.Key] = [:]
         var topics: Set<String> = []
         var marks: [String: APNsDouble.DeviceTokenMark] = [:]
-        var faults: [APNsDouble.Fault] = []
+        /// Queued faults, first in first out; a run of the same fault is one entry with a count, so that
+        /// `failNext(1_000_000, …)` costs neither memory nor time per request.
+        var faults: [(fault: APNsDouble.Fault, remaining: Int)] = []
         var responseDelay: Duration?
         var requests: [APNsDouble.RecordedRequest] = []
         var events: [APNsDouble.ConnectionEvent] = []
@@ -55,12 +57,30 @@ final class APNsDoubleCore: Sendable {
         var nextConnectionID = 1
         var recentRequestsByDeviceToken: [String: [Date]] = [:]
         var isShutDown = false
+        var keepsLog = true
+
+        /// Appends to the connection events unless only counters are kept.
+        mutating func record(_ event: APNsDouble.ConnectionEvent) {
+            if keepsLog { events.append(event) }
+        }
+
+        /// Takes the next queued fault, if any.
+        mutating func nextFault() -> APNsDouble.Fault? {
+            guard let first = faults.first else { return nil }
+            if first.remaining <= 1 {
+                faults.removeFirst()
+            } else {
+                faults[0].remaining -= 1
+            }
+            return first.fault
+        }
     }
 
     let environment: PushEnvironment
     let options: APNsDouble.Options
     let clock: any WallClock
     let state: Mutex<State>
+    private let counterState = Mutex(APNsDouble.Counters())
 
     init(
         environment: PushEnvironment, keys: [APNsDouble.Key], topics: Set<String>, options: APNsDouble.Options,
@@ -72,6 +92,7 @@ final class APNsDoubleCore: Sendable {
         var initial = State()
         for key in keys { initial.keys[key.keyID] = key }
         initial.topics = topics
+        initial.keepsLog = options.activityLog == .full
         self.state = Mutex(initial)
     }
 
@@ -80,7 +101,14 @@ final class APNsDoubleCore: Sendable {
     func register(_ key: APNsDouble.Key) { state.withLock { $0.keys[key.keyID] = key } }
     func allow(topic: String) { state.withLock { _ = $0.topics.insert(topic) } }
     func inject(_ fault: APNsDouble.Fault, count: Int) {
-        state.withLock { $0.faults.append(contentsOf: Array(repeating: fault, count: max(0, count))) }
+        guard count > 0 else { return }
+        state.withLock { state in
+            if let last = state.faults.last, last.fault == fault {
+                state.faults[state.faults.count - 1].remaining += count
+            } else {
+                state.faults.append((fault, count))
+            }
+        }
     }
     func clearFaults() { state.withLock { $0.faults.removeAll() } }
     func setResponseDelay(_ delay: Duration?) { state.withLock { $0.responseDelay = delay } }
@@ -95,6 +123,18 @@ final class APNsDoubleCore: Sendable {
     }
     var requests: [APNsDouble.RecordedRequest] { state.withLock { $0.requests } }
     var events: [APNsDouble.ConnectionEvent] { state.withLock { $0.events } }
+    var counters: APNsDouble.Counters { counterState.withLock { $0 } }
+
+    /// An answer was written: counts it and tells the observer.
+    func answerWritten(_ response: Response) {
+        var status = 0
+        var apnsID = ""
+        for (name, value) in response.headers {
+            if name == ":status" { status = Int(value) ?? 0 } else if name == "apns-id" { apnsID = value }
+        }
+        counterState.withLock { $0.answers[status, default: 0] += 1 }
+        options.answerObserver?(status, apnsID)
+    }
 
     // MARK: Connections
 
@@ -106,7 +146,7 @@ final class APNsDoubleCore: Sendable {
             let id = state.nextConnectionID
             state.nextConnectionID += 1
             state.connections[id] = ConnectionState(channel: channel)
-            state.events.append(.init(connectionID: id, kind: .opened, at: now))
+            state.record(.init(connectionID: id, kind: .opened, at: now))
             return id
         }
     }
@@ -114,7 +154,7 @@ final class APNsDoubleCore: Sendable {
     func connectionEvent(_ id: Int, _ kind: APNsDouble.ConnectionEvent.Kind) {
         let now = clock.now()
         state.withLock { state in
-            state.events.append(.init(connectionID: id, kind: kind, at: now))
+            state.record(.init(connectionID: id, kind: kind, at: now))
             if kind == .closed { state.connections[id] = nil }
         }
     }
@@ -140,6 +180,7 @@ final class APNsDoubleCore: Sendable {
     /// Validates and records a request and decides the answer.
     func handle(_ request: IncomingRequest) -> Action {
         let now = clock.now()
+        counterState.withLock { $0.requests += 1 }
         return state.withLock { state in
             let verdict = state.validate(request, now: now, environment: environment, options: options)
             var connection = state.connections[request.connectionID] ?? ConnectionState()
@@ -147,7 +188,7 @@ final class APNsDoubleCore: Sendable {
             if verdict.providerTokenIsValid, !connection.streamsRaised {
                 connection.streamsRaised = true
                 raiseStreamsTo = options.maxConcurrentStreams
-                state.events.append(
+                state.record(
                     .init(
                         connectionID: request.connectionID,
                         kind: .settingsSent(maxConcurrentStreams: options.maxConcurrentStreams), at: now))
@@ -162,8 +203,8 @@ final class APNsDoubleCore: Sendable {
                     Self.errorResponse(rejection, apnsID: apnsID), raiseStreamsTo: raiseStreamsTo,
                     delay: state.responseDelay)
                 outcome = .answered(status: rejection.status, reason: rejection.reason)
-            } else if !state.faults.isEmpty {
-                switch state.faults.removeFirst() {
+            } else if let fault = state.nextFault() {
+                switch fault {
                 case .respond(let status, let reason):
                     let rejection = Rejection(status: status, reason: reason)
                     action = .respond(
@@ -178,7 +219,7 @@ final class APNsDoubleCore: Sendable {
                     action = .dropConnection
                     outcome = .droppedConnection
                     responseAPNsID = nil
-                    state.events.append(.init(connectionID: request.connectionID, kind: .dropped, at: now))
+                    state.record(.init(connectionID: request.connectionID, kind: .dropped, at: now))
                 case .goAway(let reason):
                     let lastStreamID =
                         connection.highestAnsweredStreamID < request.streamID ? connection.highestAnsweredStreamID : 0
@@ -186,7 +227,7 @@ final class APNsDoubleCore: Sendable {
                     action = .goAway(lastStreamID: lastStreamID, debugData: debugData)
                     outcome = .goAway(reason: reason)
                     responseAPNsID = nil
-                    state.events.append(
+                    state.record(
                         .init(
                             connectionID: request.connectionID,
                             kind: .goAwaySent(lastStreamID: lastStreamID, reason: reason), at: now))
@@ -203,6 +244,7 @@ final class APNsDoubleCore: Sendable {
             }
             if state.connections[request.connectionID] != nil { state.connections[request.connectionID] = connection }
 
+            guard state.keepsLog else { return action }
             state.requests.append(
                 APNsDouble.RecordedRequest(
                     sequence: state.requests.count + 1, connectionID: request.connectionID, streamID: request.streamID,

@@ -88,6 +88,7 @@ final class APNsDoubleStreamHandler: ChannelInboundHandler {
             context.write(wrapOutboundOut(.data(.init(data: .byteBuffer(buffer), endStream: true))), promise: nil)
         }
         context.flush()
+        core.answerWritten(response)
     }
 
     private func raiseMaxConcurrentStreams(to value: Int, context: ChannelHandlerContext) {

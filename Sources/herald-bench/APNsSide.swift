@@ -1,0 +1,149 @@
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import HeraldCore
+import HeraldTesting
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import Synchronization
+
+/// The in-process APNs double Herald delivers to (HTTP/2 + TLS, real ES256 provider-token checks), in its
+/// counters-only mode, with a recorder of when it answered `200` for each `apns-id`.
+struct BenchAPNs: Sendable {
+    static let topic = "io.herald.bench"
+
+    let key: TestKey
+    let keyPath: String
+    let double: APNsDouble
+    let recorder: DeliveryRecorder
+
+    static func start(in directory: URL) async throws -> BenchAPNs {
+        let key = TestKey()
+        let recorder = DeliveryRecorder()
+        var options = APNsDouble.Options()
+        options.activityLog = .countersOnly
+        options.perDeviceTokenLimit = nil  // the benchmark sends many notifications to few devices
+        options.answerObserver = { status, apnsID in recorder.answered(status: status, apnsID: apnsID) }
+        let double = try await APNsDouble.start(
+            environment: .production, keys: [.init(key)], topics: [topic], options: options)
+        return BenchAPNs(key: key, keyPath: try key.writeP8(in: directory), double: double, recorder: recorder)
+    }
+
+    /// The `HERALD_APNS_*` options that point Herald at the double.
+    var heraldEnvironment: [String: String] {
+        [
+            "HERALD_APNS_KEY_PATH": keyPath, "HERALD_APNS_KEY_ID": key.keyID, "HERALD_APNS_TEAM_ID": key.teamID,
+            "HERALD_APNS_TOPIC": Self.topic, "HERALD_APNS_PRODUCTION_URL": double.baseURL,
+            "HERALD_APNS_SANDBOX_URL": double.baseURL, "HERALD_APNS_CA_PATH": double.caPath,
+        ]
+    }
+
+    /// Answers `200` written so far.
+    var delivered: Int { double.counters.accepted }
+}
+
+/// When the double answered `200` for each `apns-id` (= Herald's notification id), while recording is on.
+final class DeliveryRecorder: Sendable {
+    private let isRecording = Atomic(false)
+    private let times = Mutex<[String: ContinuousClock.Instant]>([:])
+
+    func start() {
+        times.withLock { $0.removeAll(keepingCapacity: true) }
+        isRecording.store(true, ordering: .releasing)
+    }
+
+    /// Stops recording; returns the first `200` time of each `apns-id`.
+    @discardableResult
+    func stop() -> [String: ContinuousClock.Instant] {
+        isRecording.store(false, ordering: .releasing)
+        return times.withLock { $0 }
+    }
+
+    /// The number of distinct `apns-id`s answered `200` since `start()`, and the time of the last first answer.
+    var snapshot: (count: Int, last: ContinuousClock.Instant?) {
+        times.withLock { times in (times.count, times.values.max()) }
+    }
+
+    func answered(status: Int, apnsID: String) {
+        guard status == 200, isRecording.load(ordering: .acquiring) else { return }
+        let now = ContinuousClock.now
+        times.withLock { times in
+            if times[apnsID] == nil { times[apnsID] = now }
+        }
+    }
+}
+
+/// The double's own limit: pushes per second it takes from a bare AsyncHTTPClient HTTP/2 client (no Herald code),
+/// with a valid provider token, over the same number of connections and streams in flight as Herald's defaults.
+enum APNsBaseline {
+    /// The payload Herald builds for the benchmark's notify body (docs/payloads.md), byte for byte.
+    static let payload = ByteBuffer(
+        string: #"{"aps":{"alert":{"body":"Front Door","title":"Person detected"},"mutable-content":1,"sound":"default"},"#
+            + #""open":{"id":"1739987.123-abcdef","type":"frigate_event"},"#
+            + #""snapshot":{"id":"1739987.123-abcdef","type":"frigate_event"}}"#
+    )
+
+    static func measure(
+        _ apns: BenchAPNs, connections: Int, inFlight: Int, warmup: Duration, duration: Duration, cpu: CPUWindow
+    ) async throws -> (result: ClosedLoopResult, accepted: Int) {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMFile(apns.double.caPath))]
+        var configuration = HTTPClient.Configuration(
+            tlsConfiguration: tls, redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10)),
+            connectionPool: .init(idleTimeout: .seconds(600)), decompression: .disabled)
+        configuration.httpVersion = .automatic
+        let clients = (0..<connections).map { _ in
+            HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+        }
+        let jwt = try providerToken(apns.key)
+        let tokens = (0..<64).map { DeviceIdentity.hex(SHA256.hash(data: Data("baseline-token-\($0)".utf8))) }
+        let expiration = String(Int(Date().timeIntervalSince1970) + 86_400)
+        let url = apns.double.baseURL + "/3/device/"
+        let deliveries = DeliveryWindow(apns)
+        let result = await ClosedLoop.run(
+            concurrency: inFlight, warmup: warmup, duration: duration, label: "APNs double baseline",
+            observers: [cpu, deliveries]
+        ) { index in
+            var request = HTTPClientRequest(url: url + tokens[index % tokens.count])
+            request.method = .POST
+            request.headers.add(name: "authorization", value: "bearer \(jwt)")
+            request.headers.add(name: "apns-push-type", value: "alert")
+            request.headers.add(name: "apns-topic", value: BenchAPNs.topic)
+            request.headers.add(name: "apns-priority", value: "10")
+            request.headers.add(name: "apns-expiration", value: expiration)
+            request.headers.add(name: "apns-id", value: UUID().uuidString.lowercased())
+            request.body = .bytes(payload)
+            do {
+                let response = try await clients[index % clients.count].execute(request, timeout: .seconds(30))
+                let body = try await response.body.collect(upTo: 65_536)
+                guard response.status.code == 200 else {
+                    return .failure(
+                        BenchFailure(description: "APNs double answered \(response.status.code) \(String(buffer: body))"))
+                }
+                return .success(())
+            } catch {
+                return .failure(BenchFailure(description: "\(error)"))
+            }
+        }
+        for client in clients { try? await client.shutdown() }
+        return (result, deliveries.delivered)
+    }
+
+    /// An ES256 provider token: `{"alg":"ES256","kid":…}.{"iss":…,"iat":…}`, raw r‖s signature, base64url.
+    static func providerToken(_ key: TestKey) throws -> String {
+        let header = try JSONValue.object(["alg": "ES256", "kid": .string(key.keyID)]).encoded()
+        let claims = try JSONValue.object([
+            "iss": .string(key.teamID), "iat": .int(Int(Date().timeIntervalSince1970)),
+        ]).encoded()
+        let input = base64URL(header) + "." + base64URL(claims)
+        let signature = try key.privateKey.signature(for: Data(input.utf8)).rawRepresentation
+        return input + "." + base64URL(signature)
+    }
+
+    private static func base64URL(_ data: Data) -> String {
+        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+}

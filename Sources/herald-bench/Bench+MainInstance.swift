@@ -1,0 +1,287 @@
+import Foundation
+import HeraldCore
+import HeraldTesting
+import Histogram
+import NIOCore
+import Synchronization
+
+extension Bench {
+    /// Scenarios 1-4 on one Herald instance with a fresh store and the production defaults
+    /// (`HERALD_DELIVERY_WAIT_MS` 500, `HERALD_DELIVERY_CONCURRENCY` 256, 2 APNs connections).
+    func mainInstance(scenarios: Set<Int>, context: inout ScenarioContext) async throws {
+        let baselines = context.baselines
+        Progress.shared.phase("Herald: start on a fresh store, register \(plan.apnsDevices) devices over HTTP")
+        let herald = try startHerald("herald", database: databasePath("main.sqlite"))
+        let (port, startup) = try await herald.waitUntilListening()
+        try await Task.sleep(for: .seconds(2))
+        let idleRSS = ProcessStats.residentBytes(of: herald.pid) ?? 0
+        if scenarios.contains(4) {
+            report.add(
+                Figure(
+                    scenario: "4 memory", name: "Herald idle RSS (fresh start)", value: Double(idleRSS) / 1_048_576,
+                    unit: "MB", ratio: Double(idleRSS) / Double(baselines.bareIdleRSS), ratioTo: "bare idle",
+                    target: "≤ 1.25 × bare idle", met: Double(idleRSS) <= 1.25 * Double(baselines.bareIdleRSS)))
+        }
+        Progress.shared.line("  herald listening on \(port) after \(String(format: "%.0f", startup.milliseconds)) ms")
+
+        let client = LoadClient(port: port, connections: plan.clients)
+        let (devices, registration) = await Registration.register(
+            count: plan.apnsDevices, concurrency: plan.clients, platform: .apns, client: client, salt: "main",
+            label: "register")
+        if let note = registration.failureNote("registration") { report.note(note) }
+        context.registrationRate = registration.perSecond
+        report.add(
+            Figure(
+                scenario: "5 store scale", name: "registrations over HTTP, empty store, \(plan.clients) clients",
+                value: registration.perSecond, unit: "req/s", ratio: registration.perSecond / baselines.bareStack,
+                ratioTo: "bare stack"))
+        guard !devices.isEmpty else {
+            report.note("no device could be registered; scenarios 1-4 skipped. Herald's output:\n\(herald.log)")
+            await client.shutdown()
+            await herald.stop()
+            return
+        }
+        let bodies = devices.map { $0.notifyBody() }
+
+        if scenarios.contains(1) || scenarios.contains(4) {
+            context.acceptRate = await acceptAndDeliver(herald: herald, client: client, bodies: bodies, baselines: baselines)
+        }
+        if scenarios.contains(2) {
+            await latency(client: client, bodies: bodies, acceptRate: context.acceptRate)
+        }
+        if scenarios.contains(3) {
+            await multiplexing(port: port, bodies: bodies)
+        }
+        await client.shutdown()
+        if scenarios.contains(4) {
+            await webSocketMemory(herald: herald, port: port, baselines: baselines)
+        }
+        let status = await herald.stop()
+        if status != 0 { report.note("herald did not exit cleanly on SIGTERM (status \(status.map(String.init) ?? "none"))") }
+    }
+
+    /// Scenario 1: `/api/push/notify` at full speed from 64 clients; accepted/s, delivered/s at the double.
+    private func acceptAndDeliver(herald: ChildProcess, client: LoadClient, bodies: [ByteBuffer], baselines: Baselines) async
+        -> Double
+    {
+        Progress.shared.phase("Scenario 1: accept and deliver, \(plan.clients) clients, \(bodies.count) devices")
+        let deliveredBefore = apns.delivered
+        apns.recorder.start()
+        let deliveries = DeliveryWindow(apns)
+        let heraldCPU = CPUWindow(pid: herald.pid)
+        let benchCPU = CPUWindow(pid: 0)
+        let sampler = MemorySampler(pid: herald.pid)
+        let result = await ClosedLoop.run(
+            concurrency: plan.clients, warmup: plan.warmup, duration: plan.measure, label: "accept+deliver",
+            observers: [heraldCPU, benchCPU, deliveries]
+        ) { index in
+            switch await Self.notify(client, body: bodies[index % bodies.count]) {
+            case .success: .success(())
+            case .failure(let failure): .failure(failure)
+            }
+        }
+        let peakRSS = sampler.stop()
+        let (drain, drained) = await waitForDeliveries(
+            reaching: deliveredBefore + result.totalSucceeded, timeout: .seconds(60), label: "draining")
+        if !drained {
+            report.note(
+                "scenario 1: \(deliveredBefore + result.totalSucceeded - apns.delivered) accepted notifications"
+                    + " were not delivered within 60 s"
+            )
+        }
+        try? await Task.sleep(for: .seconds(2))  // a late duplicate (a scan racing a fresh delivery) would show here
+        let distinct = apns.recorder.stop().count
+        let duplicates = apns.delivered - deliveredBefore - distinct
+        let delivered = Double(deliveries.delivered) / result.window.seconds
+        if let note = result.failureNote("scenario 1") { report.note(note) }
+        report.add(
+            Figure(
+                scenario: "1 accept+deliver", name: "accepted (201) per second", value: result.perSecond, unit: "req/s",
+                ratio: result.perSecond / baselines.bareStack, ratioTo: "bare stack", target: "≥ 0.5 × bare stack",
+                met: result.perSecond >= 0.5 * baselines.bareStack))
+        report.add(
+            Figure(
+                scenario: "1 accept+deliver", name: "delivered (APNs 200) per second", value: delivered, unit: "push/s",
+                ratio: delivered / baselines.double, ratioTo: "APNs double"))
+        report.add(
+            Figure(
+                scenario: "1 accept+deliver", name: "request latency p50 at saturation",
+                value: result.latency.milliseconds(atPercentile: 50), unit: "ms"))
+        report.add(
+            Figure(
+                scenario: "1 accept+deliver", name: "request latency p99 at saturation",
+                value: result.latency.milliseconds(atPercentile: 99), unit: "ms"))
+        report.add(
+            Figure(
+                scenario: "1 accept+deliver", name: "duplicate deliveries (a 2nd APNs 200 for one apns-id)",
+                value: Double(duplicates), unit: "push", ratio: Double(duplicates) / Double(max(1, distinct)),
+                ratioTo: "of \(Format.grouped(Double(distinct))) delivered"))
+        heraldCPU.report(into: report, scenario: "1 accept+deliver", what: "Herald")
+        benchCPU.report(into: report, scenario: "1 accept+deliver", what: "bench process (clients + double)")
+        report.add(
+            Figure(
+                scenario: "4 memory", name: "Herald peak RSS under scenario 1", value: Double(peakRSS) / 1_048_576,
+                unit: "MB", ratio: Double(peakRSS) / Double(baselines.bareIdleRSS), ratioTo: "bare idle"))
+        if drain > .milliseconds(100) {
+            report.note(String(format: "scenario 1: the last deliveries arrived %.1f s after the load stopped", drain.seconds))
+        }
+        if delivered >= 0.8 * baselines.double {
+            report.note(
+                "scenario 1: delivered/s is \(Format.ratio(delivered / baselines.double)) of the APNs double's own limit:"
+                    + " the double (in the bench process) was the bottleneck or close to it"
+            )
+        } else {
+            report.note(
+                "scenario 1: the APNs double was not the bottleneck"
+                    + " (delivered/s is \(Format.ratio(delivered / baselines.double)) of its own limit)"
+            )
+        }
+        return result.perSecond
+    }
+
+    /// Scenario 2: a fixed rate; request latency and accept-to-APNs-200 latency (matched by apns-id = notification id).
+    private func latency(client: LoadClient, bodies: [ByteBuffer], acceptRate: Double?) async {
+        var rate = plan.latencyRate
+        if !plan.latencyRateIsFixed, let acceptRate, acceptRate * 0.5 < rate {
+            rate = max(50, (acceptRate * 0.5 / 50).rounded(.down) * 50)
+            report.note(
+                "scenario 2: the fixed rate was lowered from \(Format.grouped(plan.latencyRate))/s"
+                    + " to \(Format.grouped(rate))/s, half of scenario 1's capacity"
+            )
+        }
+        let count = Int(rate * plan.latencyDuration.seconds)
+        Progress.shared.phase("Scenario 2: latency at \(Format.grouped(rate))/s for \(Format.grouped(Double(count))) requests")
+        let sentAt = Mutex<[String: ContinuousClock.Instant]>([:])
+        apns.recorder.start()
+        let deliveredBefore = apns.delivered
+        let result = await FixedRate.run(rate: rate, count: count, label: "fixed rate") { index, sent in
+            switch await Self.notify(client, body: bodies[index % bodies.count]) {
+            case .success(let answer):
+                if let id = Self.notificationID(in: answer) { sentAt.withLock { $0[id] = sent } }
+                return .success(())
+            case .failure(let failure):
+                return .failure(failure)
+            }
+        }
+        _ = await waitForDeliveries(reaching: deliveredBefore + result.succeeded, timeout: .seconds(30), label: "draining")
+        let answered = apns.recorder.stop()
+        var endToEnd = LatencyHistogram.latency()
+        var matched = 0
+        for (id, sent) in sentAt.withLock({ $0 }) {
+            guard let at = answered[id] else { continue }
+            endToEnd.record(at - sent)
+            matched += 1
+        }
+        if result.failed > 0 { report.note("scenario 2: \(result.failed) requests failed; first: \(result.firstFailure ?? "?")") }
+        let scenario = "2 latency"
+        for percentile in [50.0, 99.0, 99.9] {
+            let value = result.fromSchedule.milliseconds(atPercentile: percentile)
+            report.add(
+                Figure(
+                    scenario: scenario, name: "request latency p\(Self.percentileName(percentile)) (from scheduled send)",
+                    value: value, unit: "ms", target: percentile == 99 ? "≤ 5 ms" : nil,
+                    met: percentile == 99 ? value <= 5 : nil)
+            )
+        }
+        report.add(
+            Figure(
+                scenario: scenario, name: "request latency p99 (from actual send)",
+                value: result.fromSend.milliseconds(atPercentile: 99), unit: "ms"))
+        for percentile in [50.0, 99.0, 99.9] {
+            report.add(
+                Figure(
+                    scenario: scenario, name: "send to APNs 200 p\(Self.percentileName(percentile))",
+                    value: endToEnd.milliseconds(atPercentile: percentile), unit: "ms"))
+        }
+        report.add(Figure(scenario: scenario, name: "achieved rate", value: result.achievedRate, unit: "req/s"))
+        if matched < result.succeeded {
+            report.note("scenario 2: \(result.succeeded - matched) of \(result.succeeded) notifications had no APNs 200 to match")
+        }
+    }
+
+    private static func percentileName(_ percentile: Double) -> String {
+        percentile == percentile.rounded() ? String(Int(percentile)) : String(percentile)
+    }
+
+    /// Scenario 3: the double adds 50 ms to every answer; delivered/s compared with no delay, same instance, same load.
+    private func multiplexing(port: Int, bodies: [ByteBuffer]) async {
+        let clients = plan.multiplexClients
+        Progress.shared.phase("Scenario 3: multiplexing, \(clients) clients, APNs answers after 0 ms then 50 ms")
+        let client = LoadClient(port: port, connections: clients)
+        var rates: [Duration: (accepted: Double, delivered: Double)] = [:]
+        for delay in [Duration.zero, .milliseconds(50)] {
+            apns.double.setResponseDelay(delay == .zero ? nil : delay)
+            let deliveries = DeliveryWindow(apns)
+            let result = await ClosedLoop.run(
+                concurrency: clients, warmup: plan.warmup, duration: plan.multiplexDuration,
+                label: "delay \(Int(delay.milliseconds)) ms", observers: [deliveries]
+            ) { index in
+                switch await Self.notify(client, body: bodies[index % bodies.count]) {
+                case .success: .success(())
+                case .failure(let failure): .failure(failure)
+                }
+            }
+            rates[delay] = (result.perSecond, Double(deliveries.delivered) / result.window.seconds)
+            if let note = result.failureNote("scenario 3, \(Int(delay.milliseconds)) ms") { report.note(note) }
+            _ = await waitForDeliveries(reaching: apns.delivered, timeout: .seconds(1), label: "settling")
+            try? await Task.sleep(for: .milliseconds(500))
+        }
+        apns.double.setResponseDelay(nil)
+        await client.shutdown()
+        let fast = rates[.zero]!
+        let slow = rates[.milliseconds(50)]!
+        report.add(
+            Figure(scenario: "3 multiplexing", name: "delivered/s, APNs answers at once", value: fast.delivered, unit: "push/s"))
+        report.add(
+            Figure(
+                scenario: "3 multiplexing", name: "delivered/s, APNs answers after 50 ms", value: slow.delivered,
+                unit: "push/s", ratio: slow.delivered / fast.delivered, ratioTo: "zero delay", target: "≥ 0.8 × zero delay",
+                met: slow.delivered >= 0.8 * fast.delivered))
+    }
+
+    /// Scenario 4 (the rest): resident memory with many open WebSocket subscribers.
+    private func webSocketMemory(herald: ChildProcess, port: Int, baselines: Baselines) async {
+        let count = plan.subscribers
+        Progress.shared.phase("Scenario 4: \(Format.grouped(Double(count))) WebSocket subscribers")
+        let client = LoadClient(port: port, connections: plan.clients)
+        let (devices, registration) = await Registration.register(
+            count: count, concurrency: plan.clients, platform: .websocket, client: client, salt: "ws",
+            label: "register websocket devices")
+        await client.shutdown()
+        if let note = registration.failureNote("websocket registration") { report.note(note) }
+        try? await Task.sleep(for: .seconds(2))
+        let before = ProcessStats.residentBytes(of: herald.pid) ?? 0
+        let threadsBefore = ProcessStats.threads(of: herald.pid) ?? 0
+        let subscribers = WebSocketSubscribers()
+        await subscribers.open(port: port, devices: devices, connecting: 128, timeout: .seconds(120))
+        try? await Task.sleep(for: .seconds(3))
+        let after = ProcessStats.residentBytes(of: herald.pid) ?? 0
+        let threadsAfter = ProcessStats.threads(of: herald.pid) ?? 0
+        let open = subscribers.subscribedCount
+        if subscribers.failedCount > 0 {
+            report.note(
+                "scenario 4: \(subscribers.failedCount) WebSocket subscriptions failed; first: \(subscribers.failure ?? "?")")
+        }
+        report.add(
+            Figure(
+                scenario: "4 memory", name: "Herald RSS before the subscribers", value: Double(before) / 1_048_576, unit: "MB",
+                ratio: Double(before) / Double(baselines.bareIdleRSS), ratioTo: "bare idle"))
+        report.add(
+            Figure(
+                scenario: "4 memory", name: "Herald RSS with \(Format.grouped(Double(open))) subscribers",
+                value: Double(after) / 1_048_576, unit: "MB", ratio: Double(after) / Double(baselines.bareIdleRSS),
+                ratioTo: "bare idle"))
+        report.add(
+            Figure(
+                scenario: "4 memory", name: "Herald threads before / with the subscribers", value: Double(threadsAfter),
+                unit: "threads", ratio: Double(threadsAfter) / Double(max(1, threadsBefore)), ratioTo: "\(threadsBefore) before"))
+        if open > 0 {
+            let perSocket = Double(after - before) / Double(open) / 1_024
+            report.add(
+                Figure(
+                    scenario: "4 memory", name: "RSS per idle subscribed socket", value: perSocket, unit: "KB",
+                    target: "≤ 20 KB", met: perSocket <= 20))
+        }
+        await subscribers.close()
+    }
+}

@@ -1,0 +1,287 @@
+import AsyncHTTPClient
+import Foundation
+import Histogram
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Synchronization
+
+/// Keep-alive HTTP/1.1 connections to one server over loopback, as many as there are concurrent clients.
+final class LoadClient: Sendable {
+    let client: HTTPClient
+    let baseURL: String
+
+    init(port: Int, connections: Int) {
+        var configuration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10), read: .seconds(120)),
+            connectionPool: .init(idleTimeout: .seconds(600), concurrentHTTP1ConnectionsPerHostSoftLimit: connections),
+            decompression: .disabled)
+        configuration.httpVersion = .http1Only
+        client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+        baseURL = "http://127.0.0.1:\(port)"
+    }
+
+    /// `POST path` with a JSON body; the answer's status and body.
+    func post(_ path: String, body: ByteBuffer) async throws -> (status: UInt, body: ByteBuffer) {
+        var request = HTTPClientRequest(url: baseURL + path)
+        request.method = .POST
+        request.headers.add(name: "content-type", value: "application/json")
+        request.body = .bytes(body)
+        let response = try await client.execute(request, timeout: .seconds(120))
+        let bytes = try await response.body.collect(upTo: 1 << 20)
+        return (response.status.code, bytes)
+    }
+
+    func shutdown() async {
+        try? await client.shutdown()
+    }
+}
+
+/// Counters shared by the workers of one load run.
+final class LoadCounters: Sendable {
+    let succeeded = Atomic(0)
+    let failed = Atomic(0)
+    let nextIndex = Atomic(0)
+    let inFlight = Atomic(0)
+    let measuring = Atomic(false)
+    let stop = Atomic(false)
+    /// The first unexpected answer or error, for the report.
+    let firstFailure = Mutex<String?>(nil)
+
+    func fail(_ description: String) {
+        failed.add(1, ordering: .relaxed)
+        firstFailure.withLock { $0 = $0 ?? description }
+    }
+}
+
+/// Latencies in microseconds, 1 µs to 10 minutes, 3 significant digits.
+typealias LatencyHistogram = Histogram<UInt64>
+
+extension Histogram where Count == UInt64 {
+    static func latency() -> Histogram<UInt64> {
+        Histogram(lowestDiscernibleValue: 1, highestTrackableValue: 600_000_000, numberOfSignificantValueDigits: .three)
+    }
+
+    mutating func record(_ duration: Duration) {
+        _ = record(UInt64(Swift.max(1, duration.seconds * 1_000_000)))
+    }
+
+    /// The value at a percentile, in milliseconds.
+    func milliseconds(atPercentile percentile: Double) -> Double {
+        Double(valueAtPercentile(percentile)) / 1_000
+    }
+}
+
+/// The outcome of a closed-loop run over its measurement window.
+struct ClosedLoopResult: Sendable {
+    /// Successful requests in the measurement window.
+    var succeeded: Int
+    /// Successful requests in the whole run (warm-up and the answers that came after the window included).
+    var totalSucceeded: Int
+    var failed: Int
+    var window: Duration
+    var latency: LatencyHistogram
+    var firstFailure: String?
+
+    var perSecond: Double { Double(succeeded) / window.seconds }
+}
+
+/// Drives load: `concurrency` clients, each sending its next request as soon as the previous one was answered.
+enum ClosedLoop {
+    /// Runs for `warmup` (not counted), then measures for `duration`; or, with `totalRequests`, sends exactly that many
+    /// (no warm-up) and measures the whole run. `send(index)` returns whether the answer was the expected one.
+    ///
+    /// The `observers` are told when the measurement window starts and ends, so that other counters (the APNs
+    /// double's, CPU times) are read over the same window.
+    static func run(
+        concurrency: Int, warmup: Duration = .zero, duration: Duration? = nil, totalRequests: Int? = nil,
+        label: String, observers: [any WindowObserver] = [],
+        send: @escaping @Sendable (Int) async -> Result<Void, BenchFailure>
+    ) async -> ClosedLoopResult {
+        let onWindowStart = { for observer in observers { observer.windowStarted() } }
+        let onWindowEnd = { for observer in observers { observer.windowEnded() } }
+        let counters = LoadCounters()
+        let clock = ContinuousClock()
+
+        let monitor = Task {
+            let start = clock.now
+            var previous = 0
+            var previousAt = start
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                let now = clock.now
+                let done = counters.succeeded.load(ordering: .relaxed)
+                let rate = Double(done - previous) / (now - previousAt).seconds
+                previous = done
+                previousAt = now
+                let phase = counters.measuring.load(ordering: .relaxed) ? "measuring" : "warming up"
+                Progress.shared.status(
+                    "\(label): \(String(format: "%.0f", (now - start).seconds)) s \(phase), \(Format.grouped(Double(done))) ok"
+                        + " (\(Format.grouped(rate))/s), \(counters.failed.load(ordering: .relaxed)) failed"
+                        + observers.compactMap(\.progress).map { ", " + $0 }.joined())
+            }
+        }
+        defer { monitor.cancel() }
+
+        let countsEverything = totalRequests != nil || warmup == .zero
+        var windowStart = clock.now
+        if countsEverything {
+            onWindowStart()
+            windowStart = clock.now
+            counters.measuring.store(true, ordering: .relaxed)
+        }
+        let (latency, windowCounts, windowEnd) = await withTaskGroup(of: LatencyHistogram.self) { group in
+            for _ in 0..<concurrency {
+                group.addTask {
+                    var histogram = LatencyHistogram.latency()
+                    while !counters.stop.load(ordering: .relaxed) {
+                        let index = counters.nextIndex.wrappingAdd(1, ordering: .relaxed).oldValue
+                        if let totalRequests, index >= totalRequests { break }
+                        let started = clock.now
+                        let result = await send(index)
+                        let elapsed = clock.now - started
+                        switch result {
+                        case .success:
+                            counters.succeeded.add(1, ordering: .relaxed)
+                            if counters.measuring.load(ordering: .relaxed) { histogram.record(elapsed) }
+                        case .failure(let failure):
+                            counters.fail(failure.description)
+                            // Do not spin on a server that refuses everything.
+                            try? await Task.sleep(for: .milliseconds(10))
+                        }
+                    }
+                    return histogram
+                }
+            }
+            var atStart = (0, 0)
+            var windowCounts = (0, 0)
+            var windowEnd: ContinuousClock.Instant?
+            if totalRequests == nil {
+                if !countsEverything {
+                    try? await Task.sleep(for: warmup)
+                    onWindowStart()
+                    windowStart = clock.now
+                    atStart = (counters.succeeded.load(ordering: .relaxed), counters.failed.load(ordering: .relaxed))
+                    counters.measuring.store(true, ordering: .relaxed)
+                }
+                try? await Task.sleep(until: windowStart + (duration ?? .seconds(10)), clock: clock)
+                // Answers still in flight at the end are not counted: the window closes here.
+                windowEnd = clock.now
+                windowCounts = (
+                    counters.succeeded.load(ordering: .relaxed) - atStart.0,
+                    counters.failed.load(ordering: .relaxed) - atStart.1
+                )
+                onWindowEnd()
+                counters.stop.store(true, ordering: .relaxed)
+            }
+            var merged = LatencyHistogram.latency()
+            for await histogram in group { merged.add(histogram) }
+            return (merged, windowCounts, windowEnd)
+        }
+        let succeeded: Int
+        let failed: Int
+        let window: Duration
+        if let windowEnd {
+            (succeeded, failed) = windowCounts
+            window = windowEnd - windowStart
+        } else {
+            onWindowEnd()
+            succeeded = counters.succeeded.load(ordering: .relaxed)
+            failed = counters.failed.load(ordering: .relaxed)
+            window = clock.now - windowStart
+        }
+        Progress.shared.endStatus()
+        return ClosedLoopResult(
+            succeeded: succeeded, totalSucceeded: counters.succeeded.load(ordering: .relaxed), failed: failed, window: window,
+            latency: latency, firstFailure: counters.firstFailure.withLock { $0 })
+    }
+}
+
+/// Something read at the start and at the end of a measurement window (CPU times, the APNs double's counters).
+protocol WindowObserver: Sendable {
+    func windowStarted()
+    func windowEnded()
+    /// A few words for the progress line, if any.
+    var progress: String? { get }
+}
+
+extension WindowObserver {
+    var progress: String? { nil }
+}
+
+/// Drives load at a fixed rate (open loop): request `i` is due at `start + i / rate`, whether or not earlier ones
+/// were answered, so a slow answer cannot hide the ones that should have been sent meanwhile (no coordinated omission).
+enum FixedRate {
+    struct Result: Sendable {
+        /// From the time each request was due.
+        var fromSchedule: LatencyHistogram
+        /// From the time each request was actually sent.
+        var fromSend: LatencyHistogram
+        var succeeded: Int
+        var failed: Int
+        var achievedRate: Double
+        var firstFailure: String?
+    }
+
+    static func run(
+        rate: Double, count: Int, maximumInFlight: Int = 2_000, label: String,
+        send: @escaping @Sendable (Int, ContinuousClock.Instant) async -> Swift.Result<Void, BenchFailure>
+    ) async -> Result {
+        let clock = ContinuousClock()
+        let counters = LoadCounters()
+        let interval = Duration.seconds(1 / rate)
+        let start = clock.now + .milliseconds(20)
+        let (histograms, lastSent) = await withTaskGroup(of: (LatencyHistogram, LatencyHistogram).self) { group in
+            var lastStatus = start
+            for index in 0..<count {
+                let due = start + interval * index
+                if clock.now < due { try? await Task.sleep(until: due, tolerance: .microseconds(50), clock: clock) }
+                while counters.inFlight.load(ordering: .relaxed) >= maximumInFlight {
+                    try? await Task.sleep(for: .microseconds(200))
+                }
+                counters.inFlight.add(1, ordering: .relaxed)
+                group.addTask {
+                    var fromSchedule = LatencyHistogram.latency()
+                    var fromSend = LatencyHistogram.latency()
+                    let sent = clock.now
+                    let result = await send(index, sent)
+                    let now = clock.now
+                    counters.inFlight.subtract(1, ordering: .relaxed)
+                    switch result {
+                    case .success:
+                        counters.succeeded.add(1, ordering: .relaxed)
+                        fromSchedule.record(now - due)
+                        fromSend.record(now - sent)
+                    case .failure(let failure):
+                        counters.fail(failure.description)
+                    }
+                    return (fromSchedule, fromSend)
+                }
+                if clock.now - lastStatus > .seconds(1) {
+                    lastStatus = clock.now
+                    Progress.shared.status(
+                        "\(label): \(Format.grouped(Double(index + 1))) of \(Format.grouped(Double(count))) sent,"
+                            + " \(counters.inFlight.load(ordering: .relaxed)) in flight")
+                }
+            }
+            let lastSent = clock.now
+            var fromSchedule = LatencyHistogram.latency()
+            var fromSend = LatencyHistogram.latency()
+            for await (schedule, send) in group {
+                fromSchedule.add(schedule)
+                fromSend.add(send)
+            }
+            return ((fromSchedule, fromSend), lastSent)
+        }
+        Progress.shared.endStatus()
+        return Result(
+            fromSchedule: histograms.0, fromSend: histograms.1, succeeded: counters.succeeded.load(ordering: .relaxed),
+            failed: counters.failed.load(ordering: .relaxed), achievedRate: Double(count) / (lastSent - start).seconds,
+            firstFailure: counters.firstFailure.withLock { $0 })
+    }
+}
+
+/// Why one benchmark request did not get the answer it should have.
+struct BenchFailure: Error, CustomStringConvertible {
+    var description: String
+}

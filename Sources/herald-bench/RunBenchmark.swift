@@ -1,0 +1,281 @@
+import ArgumentParser
+import Foundation
+import HeraldCore
+import HeraldTesting
+import NIOCore
+
+/// `herald-bench [run]`: the benchmark itself.
+struct RunBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run", abstract: "Run the benchmark (the default subcommand).")
+
+    @Flag(help: "The same scenarios with smaller numbers and shorter windows (under a minute).")
+    var quick = false
+
+    @Flag(help: "Print the results as JSON on standard output; progress stays on standard error.")
+    var json = false
+
+    @Option(help: "The scenarios to run, e.g. 1,2,5 (default: all of 1-6; the baselines always run).")
+    var scenarios: String?
+
+    @Option(help: "Registered devices for scenario 5 (default 1,000,000; 20,000 with --quick).")
+    var scaleDevices: Int?
+
+    @Option(help: "Open WebSocket subscribers for scenario 4 (default 10,000; 1,000 with --quick).")
+    var subscribers: Int?
+
+    @Option(help: "Pending notifications for scenario 6 (default 20,000; 2,000 with --quick).")
+    var pending: Int?
+
+    @Option(help: "The fixed rate of scenario 2 in requests/s (default: 1,000, or half of scenario 1's capacity if lower).")
+    var latencyRate: Double?
+
+    @Flag(help: "Do not run `swift build --product herald` first (use the herald binary as it is).")
+    var noBuild = false
+
+    func run() async throws {
+        let clock = ContinuousClock()
+        let began = clock.now
+        let limits = ProcessStats.raiseOpenFileLimit()
+        var plan = quick ? Plan.quick : Plan.full
+        if let scaleDevices { plan.scaleDevices = scaleDevices }
+        if let subscribers { plan.subscribers = subscribers }
+        if let pending { plan.pending = pending }
+        if let latencyRate { plan.latencyRate = latencyRate }
+        plan.latencyRateIsFixed = latencyRate != nil
+        let selected = try Set(
+            (scenarios ?? "1,2,3,4,5,6").split(separator: ",").map { text in
+                guard let number = Int(text.trimmingCharacters(in: .whitespaces)), (1...6).contains(number) else {
+                    throw ValidationError("--scenarios takes numbers from 1 to 6, e.g. 1,2,5")
+                }
+                return number
+            })
+        if plan.subscribers + 1_000 > Int(limits.soft), selected.contains(4) {
+            throw ValidationError(
+                "the open-file limit is \(limits.soft): raise it (ulimit -n \(plan.subscribers + 2_000))"
+                    + " for \(plan.subscribers) WebSocket subscribers, or pass --subscribers"
+            )
+        }
+
+        let progress = Progress.shared
+        progress.line(
+            "herald-bench (\(quick ? "quick" : "full")): open-file limit \(limits.soft),"
+                + " scenarios \(selected.sorted().map(String.init).joined(separator: ","))"
+        )
+        let binaries = try Binaries.locate(build: !noBuild)
+        let directory = try TemporaryDirectory.make()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let apns = try await BenchAPNs.start(in: directory)
+        let report = Report()
+        let bench = Bench(plan: plan, binaries: binaries, directory: directory, apns: apns, report: report)
+
+        let baselines = try await bench.baselines()
+        var context = ScenarioContext(baselines: baselines)
+        if !selected.isDisjoint(with: [1, 2, 3, 4]) {
+            try await bench.mainInstance(scenarios: selected, context: &context)
+        }
+        if selected.contains(5) { try await bench.storeScale(context: context) }
+        if selected.contains(6) { try await bench.recovery(baselines: baselines) }
+        try? await apns.double.shutdown()
+
+        let command = "swift run -c release herald-bench " + CommandLine.arguments.dropFirst().joined(separator: " ")
+        let document = report.document(
+            command: command.trimmingCharacters(in: .whitespaces), mode: quick ? "quick" : "full",
+            openFileLimit: limits.soft, duration: clock.now - began)
+        progress.line("")
+        progress.line("Finished in \(String(format: "%.0f", (clock.now - began).seconds)) s")
+        let machine = document.machine
+        var summary = [
+            "", "herald-bench \(document.mode), \(document.date), \(String(format: "%.0f", document.durationSeconds)) s",
+            "machine: \(machine.cpus) CPUs (\(machine.cpuModel)), \(machine.memoryGiB) GiB, Linux \(machine.kernel),"
+                + " open-file limit \(machine.openFileLimit)",
+            "", report.table(),
+        ]
+        if !document.notes.isEmpty { summary += [""] + document.notes.map { "- \($0)" } }
+        if json {
+            // The table goes to standard error, the JSON document alone to standard output.
+            for line in summary { progress.line(line) }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            print(String(decoding: try encoder.encode(document), as: UTF8.self))
+        } else {
+            for line in summary { print(line) }
+        }
+    }
+}
+
+/// Sizes and durations of a run.
+struct Plan: Sendable {
+    var warmup: Duration
+    var measure: Duration
+    var clients = 64
+    /// Devices registered over HTTP on the main instance.
+    var apnsDevices: Int
+    var latencyRate = 1_000.0
+    /// Whether `latencyRate` was given on the command line (then it is not lowered to half of scenario 1's capacity).
+    var latencyRateIsFixed = false
+    var latencyDuration: Duration
+    var multiplexClients = 256
+    var multiplexDuration: Duration
+    var subscribers: Int
+    var scaleDevices: Int
+    var scaleSmallDevices = 1_000
+    var scaleMeasure: Duration
+    var scaleRegistrations: Int
+    var pending: Int
+    var drainTimeout: Duration
+
+    static let quick = Plan(
+        warmup: .seconds(1), measure: .seconds(3), apnsDevices: 200, latencyDuration: .seconds(3),
+        multiplexDuration: .seconds(3), subscribers: 1_000, scaleDevices: 20_000, scaleMeasure: .seconds(3),
+        scaleRegistrations: 300, pending: 2_000, drainTimeout: .seconds(30))
+
+    static let full = Plan(
+        warmup: .seconds(3), measure: .seconds(15), apnsDevices: 1_000, latencyDuration: .seconds(20),
+        multiplexDuration: .seconds(10), subscribers: 10_000, scaleDevices: 1_000_000, scaleMeasure: .seconds(10),
+        scaleRegistrations: 2_000, pending: 20_000, drainTimeout: .seconds(120))
+}
+
+/// The baselines and earlier figures later scenarios compare with.
+struct Baselines: Sendable {
+    /// Requests per second of the bare Hummingbird route.
+    var bareStack: Double
+    /// Resident memory of the idle bare server, bytes.
+    var bareIdleRSS: Int
+    /// Pushes per second the APNs double takes from a bare HTTP/2 client.
+    var double: Double
+}
+
+struct ScenarioContext: Sendable {
+    var baselines: Baselines
+    /// Registrations per second on the main instance (empty store), for scenario 5.
+    var registrationRate: Double?
+    /// Accepted notifications per second in scenario 1, for scenario 2's rate.
+    var acceptRate: Double?
+}
+
+/// The herald binary (release, built beside this one) and this executable (for `bare-server`).
+struct Binaries: Sendable {
+    var herald: URL
+    var bench: URL
+    var configuration: String
+
+    static func locate(build: Bool) throws -> Binaries {
+        let bench = URL(
+            fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+                ?? CommandLine.arguments[0])
+        let folder = bench.deletingLastPathComponent()
+        let configuration = folder.lastPathComponent  // "release" or "debug"
+        if configuration != "release" {
+            Progress.shared.line(
+                "warning: herald-bench was built in \(configuration) mode; measure with `swift run -c release herald-bench`")
+        }
+        let herald = folder.appendingPathComponent("herald")
+        // <scratch>/<triple>/<configuration>/herald-bench; the package is three levels above this file.
+        let scratch = folder.deletingLastPathComponent().deletingLastPathComponent()
+        let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        if build, FileManager.default.fileExists(atPath: package.appendingPathComponent("Package.swift").path) {
+            Progress.shared.line("Building herald (\(configuration)) in \(scratch.path) …")
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = [
+                "swift", "build", "-c", configuration, "--product", "herald", "--package-path", package.path,
+                "--scratch-path", scratch.path,
+            ]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = pipe
+            try process.run()
+            let output = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            guard process.terminationStatus == 0 else {
+                throw ChildProcess.StartFailure(
+                    description: "swift build --product herald failed:\n\(String(decoding: output, as: UTF8.self))")
+            }
+        }
+        guard FileManager.default.isExecutableFile(atPath: herald.path) else {
+            throw ChildProcess.StartFailure(
+                description:
+                    "no herald executable beside herald-bench in \(folder.path):"
+                    + " run `swift build -c release --product herald` first"
+            )
+        }
+        return Binaries(herald: herald, bench: bench, configuration: configuration)
+    }
+}
+
+/// Runs the scenarios; each adds its figures to the report.
+final class Bench: Sendable {
+    let plan: Plan
+    let binaries: Binaries
+    let directory: URL
+    let apns: BenchAPNs
+    let report: Report
+
+    init(plan: Plan, binaries: Binaries, directory: URL, apns: BenchAPNs, report: Report) {
+        self.plan = plan
+        self.binaries = binaries
+        self.directory = directory
+        self.apns = apns
+        self.report = report
+    }
+
+    /// Starts `herald serve` (the release binary) on a SQLite file, pointed at the APNs double.
+    func startHerald(_ name: String, database: String, environment extra: [String: String] = [:]) throws -> ChildProcess {
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
+        environment.merge(
+            [
+                "HERALD_HOST": "127.0.0.1", "HERALD_PORT": "0", "HERALD_LOG_LEVEL": "info",
+                "HERALD_DATABASE_URL": database,
+                // The benchmark sends many notifications to few devices; the quota is still counted as usual.
+                "HERALD_RATE_LIMIT_DAILY": "10000000",
+            ].merging(apns.heraldEnvironment) { first, _ in first }
+        ) { _, new in new }
+        environment.merge(extra) { _, new in new }
+        return try ChildProcess(name: name, executable: binaries.herald, arguments: ["serve"], environment: environment)
+    }
+
+    func databasePath(_ name: String) -> String { directory.appendingPathComponent(name).path }
+
+    /// `/api/push/notify` with the device's body; success is a 201.
+    static func notify(_ client: LoadClient, body: ByteBuffer) async -> Result<ByteBuffer, BenchFailure> {
+        do {
+            let (status, answer) = try await client.post("/api/push/notify", body: body)
+            guard status == 201 else {
+                return .failure(BenchFailure(description: "notify answered \(status): \(String(buffer: answer).prefix(300))"))
+            }
+            return .success(answer)
+        } catch {
+            return .failure(BenchFailure(description: "notify failed: \(error)"))
+        }
+    }
+
+    /// The notification id of a 201 answer (`{"id":"…",…}`: keys are sorted, so it comes first).
+    static func notificationID(in answer: ByteBuffer) -> String? {
+        let text = String(buffer: answer)
+        guard let range = text.range(of: #""id":""#) else { return nil }
+        let id = text[range.upperBound...].prefix(36)
+        return id.count == 36 ? String(id) : nil
+    }
+
+    /// Waits until the double has answered `200` `target` times in all, or `timeout`; returns the wait.
+    func waitForDeliveries(reaching target: Int, timeout: Duration, label: String) async -> (Duration, reached: Bool) {
+        let clock = ContinuousClock()
+        let start = clock.now
+        while apns.delivered < target, clock.now - start < timeout {
+            Progress.shared.status("\(label): \(Format.grouped(Double(target - apns.delivered))) notifications still to deliver")
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        Progress.shared.endStatus()
+        return (clock.now - start, apns.delivered >= target)
+    }
+}
+
+extension ClosedLoopResult {
+    /// A note for the report when some requests failed.
+    func failureNote(_ what: String) -> String? {
+        guard failed > 0 else { return nil }
+        return "\(what): \(failed) requests failed; first: \(firstFailure ?? "?")"
+    }
+}
