@@ -3,38 +3,118 @@ import Logging
 import ServiceLifecycle
 import Synchronization
 
-/// Drains the outbox: delivers pending notifications through the providers, with bounded concurrency,
-/// retries transient failures on a back-off schedule, and resumes whatever a crash left pending.
+/// What became of a notification's first delivery attempt, as the send pipeline answers it.
+public enum AttemptVerdict: Sendable, Equatable {
+    /// A provider (or a WebSocket client) took it.
+    case delivered
+    /// It will be tried again (transient failure, or a WebSocket client did not confirm in time).
+    case willRetry
+    /// Nothing can deliver it now; it waits for a client, a re-registration or its expiry.
+    case parked
+    /// The provider said the device token is dead.
+    case deadToken(reason: String)
+    /// The device is inactive or gone.
+    case deviceUnavailable(reason: String)
+    /// The provider refused it for good.
+    case refused(reason: String)
+    /// Its time to live passed before anything took it.
+    case expired
+}
+
+/// A notification after a delivery attempt, with the verdict the attempt reached (classified once, by the provider).
+public struct AttemptReport: Sendable, Equatable {
+    public var notification: PushNotification
+    public var verdict: AttemptVerdict
+}
+
+/// Delivers the outbox: fresh notifications straight away, everything else when it is due, with bounded concurrency.
 ///
-/// It runs as a `Service`. Freshly accepted notifications are handed to it with ``deliver(_:waitingAtMost:)``
-/// and start at once; everything else (retries, recovery after a restart, notifications that arrived while
-/// all slots were busy) is found by a periodic scan of the store.
+/// - **Leases.** Every notification is claimed in the store before it is attempted (a fresh one is stored already
+///   leased to this instance by the accept's own transaction); the store alone decides who delivers what. Leases are
+///   renewed while held and given back at shutdown; a crashed instance's leases expire and are taken over.
+/// - **One scheduler.** Retries and parked notifications wait in one timer queue (``DeliverySchedule``), ordered by
+///   their next attempt and refilled from the store in batches (after a restart, when it runs low, and periodically so
+///   that expired leases of other instances are found). Nothing scans the whole outbox.
+/// - **Back-pressure.** `maximumConcurrentDeliveries` slots take work from one ready queue. When that queue is long,
+///   fresh notifications are stored unleased and wait in the timer queue and the store instead of being dropped.
+/// - **Group commit.** Outcomes are saved through ``outbox`` (``GroupCommit``), with the accepts of the send pipeline.
 public final class DeliveryWorker: Service, Sendable {
     /// Tuning of the worker.
     public struct Configuration: Sendable {
         /// Deliveries in flight at once.
         public var maximumConcurrentDeliveries: Int
-        /// How often the store is scanned for due notifications.
-        public var scanInterval: Duration
         public var retryPolicy: RetryPolicy
+        /// How long a claim holds a notification; renewed every third of it while the attempt runs.
+        public var leaseDuration: TimeInterval
+        /// How often the scheduler looks at its timer queue (the resolution of retry times).
+        public var tick: Duration
+        /// How often the timer queue is refilled from the store even when it is not low (finds expired leases).
+        public var refillInterval: Duration
+        /// Entries the timer queue holds in memory; the rest wait in the store.
+        public var scheduleCapacity: Int
+        /// How long a send request waits for the first attempt.
+        public var deliveryWait: Duration
+        /// This instance's name in leases; unique per process unless set.
+        public var instanceID: String?
 
-        public init(maximumConcurrentDeliveries: Int = 256, scanInterval: Duration = .seconds(1), retryPolicy: RetryPolicy = .init()) {
+        public init(
+            maximumConcurrentDeliveries: Int = 256, retryPolicy: RetryPolicy = .init(), leaseDuration: TimeInterval = 30,
+            tick: Duration = .milliseconds(100), refillInterval: Duration = .seconds(5), scheduleCapacity: Int = 50_000,
+            deliveryWait: Duration = .milliseconds(500), instanceID: String? = nil
+        ) {
             self.maximumConcurrentDeliveries = maximumConcurrentDeliveries
-            self.scanInterval = scanInterval
             self.retryPolicy = retryPolicy
+            self.leaseDuration = leaseDuration
+            self.tick = tick
+            self.refillInterval = refillInterval
+            self.scheduleCapacity = scheduleCapacity
+            self.deliveryWait = deliveryWait
+            self.instanceID = instanceID
         }
+
+        /// Fresh notifications waiting for a slot beyond this are stored unleased and scheduled instead.
+        var readyLimit: Int { maximumConcurrentDeliveries * 4 }
     }
 
-    private enum Event: Sendable {
-        case submitted(PushNotification)
-        case scan
+    /// A claimed notification waiting for a slot, with its device when the caller already had it.
+    private struct Work: Sendable {
+        var notification: PushNotification
+        var device: Device?
+    }
+
+    private struct Waiter {
+        var continuation: CheckedContinuation<AttemptReport?, Never>
+        var deadline: ContinuousClock.Instant
     }
 
     private struct State {
-        var inFlight: Set<PushNotification.ID> = []
-        var waiters: [PushNotification.ID: [CheckedContinuation<PushNotification?, Never>]] = [:]
-        var missedSubmissions = false
+        var ready: [Work] = []
+        var readyStart = 0
+        var idleSlots: [CheckedContinuation<Work?, Never>] = []
+        /// Claimed by this instance: waiting for a slot or in flight.
+        var held: Set<PushNotification.ID> = []
+        var schedule: DeliverySchedule
+        var waiters: [PushNotification.ID: Waiter] = [:]
+        var isStopping = false
+
+        var readyCount: Int { ready.count - readyStart }
+
+        mutating func popReady() -> Work? {
+            guard readyStart < ready.count else { return nil }
+            let work = ready[readyStart]
+            readyStart += 1
+            if readyStart > 1_024, readyStart * 2 > ready.count {
+                ready.removeFirst(readyStart)
+                readyStart = 0
+            }
+            return work
+        }
     }
+
+    /// The outbox writer shared with the send pipeline.
+    public let outbox: GroupCommit
+    /// This instance's name in the store's leases.
+    public let instanceID: String
 
     private let store: any HeraldStore
     private let providers: [Platform: any PushProvider]
@@ -42,9 +122,9 @@ public final class DeliveryWorker: Service, Sendable {
     private let clock: any WallClock
     private let configuration: Configuration
     private let logger: Logger
-    private let state = Mutex(State())
-    private let events: AsyncStream<Event>
-    private let eventSink: AsyncStream<Event>.Continuation
+    private let state: Mutex<State>
+    private let wakeups: AsyncStream<Void>
+    private let wakeupSink: AsyncStream<Void>.Continuation
 
     public init(
         store: any HeraldStore, providers: [any PushProvider], localChannel: (any LocalChannel)? = nil,
@@ -56,213 +136,342 @@ public final class DeliveryWorker: Service, Sendable {
         self.clock = clock
         self.configuration = configuration
         self.logger = logger
-        (events, eventSink) = AsyncStream.makeStream(of: Event.self)
+        let instanceID = configuration.instanceID ?? "herald-" + UUID().uuidString.lowercased().prefix(13)
+        self.instanceID = instanceID
+        self.outbox = GroupCommit(store: store, owner: instanceID)
+        self.state = Mutex(State(schedule: DeliverySchedule(capacity: configuration.scheduleCapacity)))
+        (wakeups, wakeupSink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
+
+    // MARK: What the pipeline and the channels call
 
     /// Whether something can deliver to this device now: a provider for its platform, or an open local connection.
     public func canDeliver(to device: Device) -> Bool {
         providers[device.platform] != nil && device.token != nil || localChannel?.isConnected(device.id) == true
     }
 
-    /// Starts delivering every pending notification of a device (a client of it just connected).
+    /// A lease for a notification about to be accepted, or `nil` when delivery is saturated (the notification is then
+    /// stored unleased and scheduled: see ``scheduleUnleased(_:)``).
+    public func leaseForFreshNotification() -> Lease? {
+        let hasRoom = state.withLock { !$0.isStopping && $0.readyCount < configuration.readyLimit }
+        return hasRoom ? Lease(owner: instanceID, expiresAt: clock.now().addingTimeInterval(configuration.leaseDuration)) : nil
+    }
+
+    /// Starts delivering a notification accepted under this worker's lease, without waiting.
+    public func start(_ notification: PushNotification, device: Device?) {
+        enqueue([Work(notification: notification, device: device)])
+    }
+
+    /// Starts delivering a notification accepted under this worker's lease and waits up to the configured delivery
+    /// wait for its first attempt. `nil` when the attempt did not finish in time.
+    public func deliver(_ notification: PushNotification, device: Device) async -> AttemptReport? {
+        guard configuration.deliveryWait > .zero else {
+            start(notification, device: device)
+            return nil
+        }
+        let deadline = ContinuousClock.now.advanced(by: configuration.deliveryWait)
+        return await withCheckedContinuation { continuation in
+            let waits = state.withLock { state in
+                guard !state.isStopping else { return false }
+                state.waiters[notification.id] = Waiter(continuation: continuation, deadline: deadline)
+                return true
+            }
+            start(notification, device: device)
+            if !waits { continuation.resume(returning: nil) }
+        }
+    }
+
+    /// A notification accepted without a lease (delivery was saturated): it waits in the timer queue, due now.
+    public func scheduleUnleased(_ notification: PushNotification) {
+        state.withLock { $0.schedule.insert(ScheduledAttempt(id: notification.id, dueAt: notification.nextAttemptAt)) }
+        wakeupSink.yield()
+    }
+
+    /// Claims and starts every pending notification of a device, due or not: a client of it just connected, or it
+    /// registered again.
     public func deliverPending(of deviceID: Device.ID) async {
         do {
-            for notification in try await store.pendingNotifications(deviceID: deviceID, limit: 1_000) {
-                submit(notification)
-            }
+            let now = clock.now()
+            let claimed = try await store.claimPending(
+                deviceID: deviceID, lease: Lease(owner: instanceID, expiresAt: now.addingTimeInterval(configuration.leaseDuration)),
+                at: now, limit: 1_000)
+            enqueue(claimed.map { Work(notification: $0, device: nil) })
         } catch {
-            logger.error("Loading pending notifications failed", metadata: ["error": "\(error)"])
+            logger.error("Claiming the pending notifications of a device failed", metadata: ["error": "\(error)"])
         }
     }
 
-    /// Starts delivering a freshly stored notification and waits up to `timeout` for the outcome of the first attempt.
-    /// Returns the notification as it stands then (still `pending` when the attempt did not finish in time or must be retried).
-    public func deliver(_ notification: PushNotification, waitingAtMost timeout: Duration) async -> PushNotification {
-        let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<PushNotification?, Never>) in
-            state.withLock { $0.waiters[notification.id, default: []].append(continuation) }
-            eventSink.yield(.submitted(notification))
-            Task { [weak self] in
-                try? await Task.sleep(for: timeout)
-                self?.resumeWaiters(of: notification.id, with: nil)
-            }
-        }
-        return outcome ?? notification
-    }
+    /// How many notifications this instance holds (waiting for a slot or in flight) and schedules (tests, benchmarks).
+    public var load: (held: Int, scheduled: Int) { state.withLock { ($0.held.count, $0.schedule.count) } }
 
-    /// Starts delivering a freshly stored notification without waiting for it.
-    public func submit(_ notification: PushNotification) { eventSink.yield(.submitted(notification)) }
-
-    /// Asks for a scan of the store now (e.g. after a device came back).
-    public func wake() { eventSink.yield(.scan) }
+    // MARK: Service
 
     public func run() async throws {
-        let sink = eventSink
-        let interval = configuration.scanInterval
-        let ticker = Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
-                sink.yield(.scan)
+        let platforms = Set(providers.keys)
+        if !platforms.isEmpty {
+            do {
+                let unparked = try await store.unpark(platforms: platforms, at: clock.now())
+                if unparked > 0 { logger.info("Parked notifications are due again", metadata: ["count": "\(unparked)"]) }
+            } catch {
+                logger.error("Unparking notifications failed", metadata: ["error": "\(error)"])
             }
         }
-        defer { ticker.cancel() }
-        logger.info("Delivery worker started", metadata: ["providers": "\(providers.keys.map(\.rawValue).sorted())"])
+        logger.info(
+            "Delivery worker started",
+            metadata: ["providers": "\(platforms.map(\.rawValue).sorted())", "instance": "\(instanceID)"])
         await withDiscardingTaskGroup { group in
-            eventSink.yield(.scan)  // resume what a previous run left pending
-            for await event in events.cancelOnGracefulShutdown() {
-                switch event {
-                case .submitted(let notification):
-                    if claim(notification.id) {
-                        group.addTask { await self.attempt(notification) }
-                    } else {
-                        state.withLock { $0.missedSubmissions = true }
-                    }
-                case .scan:
-                    await scanStore(into: &group)
-                }
+            for _ in 0..<configuration.maximumConcurrentDeliveries {
+                group.addTask { await self.runSlot() }
             }
+            group.addTask { await self.runTicker() }
+            await cancelWhenGracefulShutdown { await self.runScheduler() }
+            stop()
+        }
+        do {
+            try await store.releaseLeases(owner: instanceID)
+        } catch {
+            logger.error("Giving back leases at shutdown failed", metadata: ["error": "\(error)"])
         }
         logger.info("Delivery worker stopped")
     }
 
-    private func scanStore(into group: inout DiscardingTaskGroup) async {
-        let platforms = Set(providers.keys)
-        guard !platforms.isEmpty else { return }
-        let (free, busy) = state.withLock { state in
-            (configuration.maximumConcurrentDeliveries - state.inFlight.count, state.inFlight.count)
+    /// Stops taking work: idle slots end, busy ones end after their attempt, waiters are answered.
+    private func stop() {
+        let (idle, waiters) = state.withLock { state in
+            state.isStopping = true
+            let idle = state.idleSlots
+            state.idleSlots = []
+            let waiters = state.waiters.values.map(\.continuation)
+            state.waiters = [:]
+            return (idle, waiters)
         }
-        guard free > 0 else { return }
-        do {
-            let due = try await store.dueNotifications(at: clock.now(), platforms: platforms, limit: free + busy)
-            var started = 0
-            for notification in due where started < free && claim(notification.id) {
-                started += 1
-                group.addTask { await self.attempt(notification) }
-            }
-            state.withLock { $0.missedSubmissions = due.count == free + busy }
-        } catch {
-            logger.error("Scanning the outbox failed", metadata: ["error": "\(error)"])
-        }
+        for slot in idle { slot.resume(returning: nil) }
+        for waiter in waiters { waiter.resume(returning: nil) }
+        wakeupSink.finish()
     }
 
-    /// Marks a notification as in flight; false if it already is or no slot is free.
-    private func claim(_ id: PushNotification.ID) -> Bool {
+    // MARK: Slots
+
+    private func enqueue(_ work: [Work]) {
+        guard !work.isEmpty else { return }
+        var handOff: [(CheckedContinuation<Work?, Never>, Work)] = []
         state.withLock { state in
-            guard state.inFlight.count < configuration.maximumConcurrentDeliveries, !state.inFlight.contains(id) else {
-                return false
+            for item in work where state.held.insert(item.notification.id).inserted {
+                if let slot = state.idleSlots.popLast() {
+                    handOff.append((slot, item))
+                } else {
+                    state.ready.append(item)
+                }
             }
-            state.inFlight.insert(id)
-            return true
+        }
+        for (slot, item) in handOff { slot.resume(returning: item) }
+    }
+
+    private func nextWork() async -> Work? {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Work?, Never>) in
+            let work = state.withLock { state -> Work?? in
+                if let work = state.popReady() { return .some(work) }
+                if state.isStopping { return .some(nil) }
+                state.idleSlots.append(continuation)
+                return .none
+            }
+            if let work { continuation.resume(returning: work) }
         }
     }
 
-    private func attempt(_ notification: PushNotification) async {
-        let outcome = await deliverOnce(notification)
-        let rescan = state.withLock { state in
-            state.inFlight.remove(notification.id)
-            return state.missedSubmissions
+    private func runSlot() async {
+        while let work = await nextWork() {
+            let report = await attempt(work)
+            let waiter = state.withLock { state in
+                state.held.remove(work.notification.id)
+                if let report, report.notification.status == .pending {
+                    state.schedule.insert(ScheduledAttempt(id: report.notification.id, dueAt: report.notification.nextAttemptAt))
+                }
+                return state.waiters.removeValue(forKey: work.notification.id)
+            }
+            waiter?.continuation.resume(returning: report)
         }
-        resumeWaiters(of: notification.id, with: outcome)
-        if rescan { eventSink.yield(.scan) }
     }
 
-    private func resumeWaiters(of id: PushNotification.ID, with notification: PushNotification?) {
-        let waiters = state.withLock { $0.waiters.removeValue(forKey: id) } ?? []
-        for waiter in waiters { waiter.resume(returning: notification) }
+    // MARK: Scheduler
+
+    /// Wakes the scheduler every tick (it sleeps until the next wake-up or tick) and answers send requests whose
+    /// delivery wait is over.
+    private func runTicker() async {
+        while !Task.isCancelled, !state.withLock({ $0.isStopping }) {
+            try? await Task.sleep(for: configuration.tick)
+            let now = ContinuousClock.now
+            let expired = state.withLock { state -> [CheckedContinuation<AttemptReport?, Never>] in
+                guard !state.waiters.isEmpty else { return [] }
+                let ids = state.waiters.filter { $0.value.deadline <= now }.map(\.key)
+                return ids.compactMap { state.waiters.removeValue(forKey: $0)?.continuation }
+            }
+            for waiter in expired { waiter.resume(returning: nil) }
+            wakeupSink.yield()
+        }
     }
 
-    /// One delivery attempt; saves and returns the notification's new state.
-    ///
-    /// Order: an open local connection first (the WebSocket channel), then the device's cloud provider. With neither,
-    /// the notification stays parked as `pending` until a client subscribes or a provider is configured.
-    private func deliverOnce(_ original: PushNotification) async -> PushNotification {
-        var notification = original
-        let logger = self.logger.with(notification: notification.id)
+    private func runScheduler() async {
+        let wallClock = ContinuousClock()
+        var nextRefill = wallClock.now
+        var nextRenewal = wallClock.now.advanced(by: .seconds(configuration.leaseDuration / 3))
+        for await _ in wakeups {
+            let now = clock.now()
+            if wallClock.now >= nextRenewal {
+                nextRenewal = wallClock.now.advanced(by: .seconds(configuration.leaseDuration / 3))
+                await renewLeases(now: now)
+            }
+            let needsRefill = state.withLock { $0.schedule.needsRefill }
+            if needsRefill || wallClock.now >= nextRefill {
+                nextRefill = wallClock.now.advanced(by: configuration.refillInterval)
+                await refillSchedule(now: now)
+            }
+            await claimDue(now: now)
+        }
+    }
+
+    private func renewLeases(now: Date) async {
+        guard state.withLock({ !$0.held.isEmpty }) else { return }
         do {
-            // What was read or submitted may be stale: another attempt may have finished it since (a scan that read it
-            // while its first attempt was in flight). Only the stored state decides, so nothing is sent twice.
-            guard let current = try await store.notification(id: original.id) else { return original }
-            // (Half a second of slack: stored times are rounded, and a retry that is almost due may go now.)
-            guard current.status == .pending, current.nextAttemptAt <= clock.now().addingTimeInterval(0.5) else { return current }
-            notification = current
-            var releaseQuota = false
-            let device = try await store.device(id: notification.deviceID)
-            if notification.expiresAt <= clock.now() {
+            try await store.renewLeases(owner: instanceID, until: now.addingTimeInterval(configuration.leaseDuration))
+        } catch {
+            logger.error("Renewing leases failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func refillSchedule(now: Date) async {
+        let limit = max(configuration.scheduleCapacity / 2, 1)
+        do {
+            let attempts = try await store.scheduledAttempts(at: now, limit: limit)
+            state.withLock { state in
+                state.schedule.refill(with: attempts.filter { !state.held.contains($0.id) }, complete: attempts.count < limit)
+            }
+        } catch {
+            logger.error("Reading the outbox schedule failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Claims what is due, as far as the ready queue has room, in batches.
+    private func claimDue(now: Date) async {
+        while true {
+            let due = state.withLock { state -> [PushNotification.ID] in
+                let room = configuration.readyLimit - state.readyCount
+                guard room > 0, !state.isStopping else { return [] }
+                return state.schedule.popDue(at: now, limit: min(room, 512))
+            }
+            guard !due.isEmpty else { return }
+            do {
+                let lease = Lease(owner: instanceID, expiresAt: now.addingTimeInterval(configuration.leaseDuration))
+                let claimed = try await store.claim(due, lease: lease, at: now)
+                enqueue(claimed.map { Work(notification: $0, device: nil) })
+            } catch {
+                logger.error("Claiming due notifications failed", metadata: ["error": "\(error)"])
+                state.withLock { $0.schedule.markStoreHasMore() }
+                return
+            }
+            if due.count < 512 { return }
+        }
+    }
+
+    // MARK: One attempt
+
+    /// One delivery attempt: decides, delivers, saves the outcome (group commit). `nil` when the outcome could not be
+    /// saved (the lease then expires and the notification is tried again).
+    private func attempt(_ work: Work) async -> AttemptReport? {
+        var notification = work.notification
+        let now = clock.now()
+        var outcome: DeliveryOutcome
+        let verdict: AttemptVerdict
+        do {
+            let device: Device?
+            if let known = work.device { device = known } else { device = try await store.device(id: notification.deviceID) }
+            if notification.expiresAt <= now {
                 notification.status = .expired
                 notification.lastError = "Expired before it could be delivered"
-                releaseQuota = true
+                outcome = DeliveryOutcome(notification: notification, releasesQuota: true)
+                verdict = .expired
             } else if let device, device.isActive {
-                if let localChannel, localChannel.isConnected(device.id),
-                    await localChannel.deliver(notification, to: device)
-                {
-                    notification.attempts += 1
-                    notification.status = .delivered
-                    notification.providerMessageID = nil
-                    notification.lastError = nil
-                } else if let provider = providers[device.platform], device.token != nil {
-                    notification.attempts += 1
-                    let result = await provider.send(notification, to: device)
-                    releaseQuota = try await apply(result, to: &notification, device: device, logger: logger)
-                } else {
-                    return notification  // parked: nothing can deliver it now
-                }
+                (outcome, verdict) = await deliver(notification, to: device)
             } else {
-                notification.status = .failed
-                notification.lastError = device.map { "The device must register again: \($0.inactiveReason ?? "it has no push token")" }
+                let reason = device.map { "The device must register again: \($0.inactiveReason ?? "it has no push token")" }
                     ?? "The device was removed"
-                releaseQuota = true
+                notification.status = .failed
+                notification.lastError = reason
+                outcome = DeliveryOutcome(notification: notification, releasesQuota: true)
+                verdict = .deviceUnavailable(reason: reason)
             }
-            notification.updatedAt = clock.now()
-            try await store.updateNotification(notification, releaseQuota: releaseQuota)
+            outcome.notification.updatedAt = clock.now()
+            try await outbox.save(outcome)
         } catch {
-            // The store could not save the outcome: the notification stays pending there and will be tried again.
-            logger.error("Saving a delivery outcome failed", metadata: ["error": "\(error)"])
-            return original
+            logger.error(
+                "Saving a delivery outcome failed; the notification is tried again when its lease expires",
+                metadata: ["notification": "\(notification.id)", "error": "\(error)"])
+            return nil
         }
-        return notification
+        return AttemptReport(notification: outcome.notification, verdict: verdict)
     }
 
-    /// Applies a provider's verdict; returns whether the notification gives its quota back.
-    private func apply(_ result: DeliveryResult, to notification: inout PushNotification, device: Device, logger: Logger) async throws -> Bool {
+    /// Order: an open local connection first (the WebSocket channel), then the device's cloud provider.
+    private func deliver(_ original: PushNotification, to device: Device) async -> (DeliveryOutcome, AttemptVerdict) {
+        var notification = original
         let now = clock.now()
+        let isConnected = localChannel?.isConnected(device.id) == true
+        if isConnected, let localChannel, await localChannel.deliver(notification, to: device) {
+            notification.attempts += 1
+            notification.status = .delivered
+            notification.providerMessageID = nil
+            notification.lastError = nil
+            return (DeliveryOutcome(notification: notification), .delivered)
+        }
+        if let provider = providers[device.platform], device.token != nil {
+            notification.attempts += 1
+            return apply(await provider.send(notification, to: device), to: notification, device: device)
+        }
+        if isConnected {
+            // A connected client did not confirm and nothing else can deliver: try it again with back-off.
+            notification.attempts += 1
+            return retry(notification, reason: "The WebSocket client did not confirm the notification", after: nil, at: now)
+        }
+        // Parked: due again at its expiry, unless a client connects or the device registers again first.
+        notification.nextAttemptAt = notification.expiresAt
+        return (DeliveryOutcome(notification: notification, isParked: true), .parked)
+    }
+
+    /// Applies a provider's verdict (classified once, by the provider).
+    private func apply(_ result: DeliveryResult, to original: PushNotification, device: Device) -> (DeliveryOutcome, AttemptVerdict) {
+        var notification = original
         switch result {
         case .delivered(let messageID):
             notification.status = .delivered
             notification.providerMessageID = messageID
             notification.lastError = nil
-            return false
+            return (DeliveryOutcome(notification: notification), .delivered)
         case .deadToken(let reason):
             notification.status = .failed
             notification.lastError = reason
-            if let token = device.token {
-                try await store.deactivateDevice(id: device.id, token: token, reason: reason, at: now)
-            }
-            logger.notice("Device token is dead; device marked inactive", metadata: ["reason": "\(reason)"])
-            return true
+            logger.notice("Device token is dead; device marked inactive", metadata: ["device": "\(device.id)", "reason": "\(reason)"])
+            return (DeliveryOutcome(notification: notification, releasesQuota: true, deadToken: device.token), .deadToken(reason: reason))
         case .retry(let reason, let minimum):
-            let seconds = minimum.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
-            let next = now.addingTimeInterval(
-                configuration.retryPolicy.delay(afterAttempts: notification.attempts, providerMinimum: seconds))
-            notification.lastError = reason
-            logger.info("Delivery will be retried", metadata: ["reason": "\(reason)", "attempts": "\(notification.attempts)"])
-            guard next < notification.expiresAt else {
-                notification.status = .expired
-                return true
-            }
-            notification.nextAttemptAt = next
-            return false
+            return retry(notification, reason: reason, after: minimum, at: clock.now())
         case .failed(let reason):
             notification.status = .failed
             notification.lastError = reason
-            logger.warning("Provider refused the notification", metadata: ["reason": "\(reason)"])
-            return true
+            logger.warning("Provider refused the notification", metadata: ["notification": "\(notification.id)", "reason": "\(reason)"])
+            return (DeliveryOutcome(notification: notification, releasesQuota: true), .refused(reason: reason))
         }
     }
-}
 
-extension Logger {
-    func with(notification id: PushNotification.ID) -> Logger {
-        var copy = self
-        copy[metadataKey: "notification"] = "\(id.uuidString.lowercased())"
-        return copy
+    private func retry(_ original: PushNotification, reason: String, after minimum: Duration?, at now: Date) -> (DeliveryOutcome, AttemptVerdict) {
+        var notification = original
+        let seconds = minimum.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
+        let next = now.addingTimeInterval(configuration.retryPolicy.delay(afterAttempts: notification.attempts, providerMinimum: seconds))
+        notification.lastError = reason
+        guard next < notification.expiresAt else {
+            notification.status = .expired
+            return (DeliveryOutcome(notification: notification, releasesQuota: true), .expired)
+        }
+        logger.debug("Delivery will be retried", metadata: ["notification": "\(notification.id)", "reason": "\(reason)"])
+        notification.nextAttemptAt = next
+        return (DeliveryOutcome(notification: notification), .willRetry)
     }
 }

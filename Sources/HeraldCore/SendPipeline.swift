@@ -32,8 +32,9 @@ public struct SendReceipt: Sendable, Equatable {
     public var statusWord: String { notification.status == .delivered ? "delivered" : "queued" }
 }
 
-/// The one path every send API takes: fit the payload, count it against the daily quota and store it in one
-/// transaction, then hand it to the delivery worker and wait briefly for the first attempt.
+/// The one path every send API takes: fit the payload, count it against the daily quota and store it (group commit,
+/// already leased to this instance's worker), then hand it to the delivery worker and wait briefly for the first
+/// attempt. The attempt's verdict, classified once by the provider, becomes the answer; the device is not read again.
 public struct SendPipeline: Sendable {
     /// Tuning of the pipeline.
     public struct Configuration: Sendable {
@@ -41,13 +42,10 @@ public struct SendPipeline: Sendable {
         public var dailyLimit: Int
         /// How long a notification is tried before it expires.
         public var timeToLive: TimeInterval
-        /// How long a send request waits for the first delivery attempt before answering "queued".
-        public var deliveryWait: Duration
 
-        public init(dailyLimit: Int = 150, timeToLive: TimeInterval = 86_400, deliveryWait: Duration = .milliseconds(500)) {
+        public init(dailyLimit: Int = 150, timeToLive: TimeInterval = 86_400) {
             self.dailyLimit = dailyLimit
             self.timeToLive = timeToLive
-            self.deliveryWait = deliveryWait
         }
     }
 
@@ -96,10 +94,12 @@ public struct SendPipeline: Sendable {
             payload: fitted.data, quotaDay: draft.isExemptFromQuota ? nil : day.description, createdAt: now,
             expiresAt: draft.expiresAt ?? now.addingTimeInterval(configuration.timeToLive))
 
+        let quota = QuotaRequest(day: day.description, maximum: draft.isExemptFromQuota ? nil : maximum)
+        let canDeliver = worker.canDeliver(to: device)
+        let lease = canDeliver ? worker.leaseForFreshNotification() : nil
         let decision: AcceptDecision
         do {
-            decision = try await store.accept(
-                notification, quota: QuotaRequest(day: day.description, maximum: draft.isExemptFromQuota ? nil : maximum))
+            decision = try await worker.outbox.accept(AcceptRequest(notification: notification, quota: quota, lease: lease))
         } catch {
             throw .storeUnavailable("\(error)")
         }
@@ -107,35 +107,40 @@ public struct SendPipeline: Sendable {
         switch decision {
         case .quotaExceeded(let refused):
             throw .quotaExceeded(QuotaStatus(counters: refused, maximum: maximum, resetsAt: day.end))
-        case .accepted(let accepted):
+        case .accepted(let accepted, let usedUpQuota):
             counters = accepted
+            if usedUpQuota {
+                await announceQuotaUsedUp(to: device, quota: QuotaStatus(counters: counters, maximum: maximum, resetsAt: day.end))
+            }
         }
-        if !draft.isExemptFromQuota, counters.successful == maximum {
-            await announceQuotaUsedUp(to: device, quota: QuotaStatus(counters: counters, maximum: maximum, resetsAt: day.end))
-        }
+        let quotaStatus = QuotaStatus(counters: counters, maximum: maximum, resetsAt: day.end)
 
-        guard worker.canDeliver(to: device) else {
+        guard canDeliver else {
             let reason =
                 device.platform == .websocket
                 ? "No WebSocket client of this device is connected"
                 : "No delivery provider for \(device.platform.rawValue) devices is configured and no WebSocket client of this device is connected"
             return SendReceipt(
                 notification: notification, truncated: fitted.truncated,
-                warning: reason + "; the notification is stored and will be delivered when one can take it.",
-                quota: QuotaStatus(counters: counters, maximum: maximum, resetsAt: day.end))
+                warning: reason + "; the notification is stored and will be delivered when one can take it.", quota: quotaStatus)
         }
-        let outcome = await worker.deliver(notification, waitingAtMost: configuration.deliveryWait)
-        switch outcome.status {
-        case .pending, .delivered:
-            return SendReceipt(
-                notification: outcome, truncated: fitted.truncated, warning: nil,
-                quota: QuotaStatus(counters: counters, maximum: maximum, resetsAt: day.end))
-        case .failed, .expired:
-            let reason = outcome.lastError ?? "refused by the provider"
-            if let current = try? await store.device(id: device.id), !current.isActive {
-                throw .deadTokenDetected(notificationID: outcome.id, reason: reason)
-            }
-            throw .rejectedByProvider(notificationID: outcome.id, reason: reason)
+        guard lease != nil else {
+            // Delivery is saturated: the notification waits in the store and the scheduler's queue.
+            worker.scheduleUnleased(notification)
+            return SendReceipt(notification: notification, truncated: fitted.truncated, warning: nil, quota: quotaStatus)
+        }
+        guard let report = await worker.deliver(notification, device: device) else {
+            return SendReceipt(notification: notification, truncated: fitted.truncated, warning: nil, quota: quotaStatus)
+        }
+        switch report.verdict {
+        case .delivered, .willRetry, .parked:
+            return SendReceipt(notification: report.notification, truncated: fitted.truncated, warning: nil, quota: quotaStatus)
+        case .deadToken(let reason), .deviceUnavailable(let reason):
+            throw .deadTokenDetected(notificationID: notification.id, reason: reason)
+        case .refused(let reason):
+            throw .rejectedByProvider(notificationID: notification.id, reason: reason)
+        case .expired:
+            throw .rejectedByProvider(notificationID: notification.id, reason: report.notification.lastError ?? "expired")
         }
     }
 
@@ -147,7 +152,7 @@ public struct SendPipeline: Sendable {
             "aps": [
                 "alert": [
                     "title": "Notifications paused",
-                    "body": .string("This device has received its \(quota.maximum) notifications for today; more will be delivered after \(quota.resetsAt.iso8601WithMilliseconds)."),
+                    "body": .string("This device has received its \(quota.maximum) notifications for today. Further notifications are refused until \(quota.resetsAt.iso8601WithMilliseconds)."),
                 ],
                 "sound": "default",
             ],
@@ -160,10 +165,16 @@ public struct SendPipeline: Sendable {
         let notification = PushNotification(
             deviceID: device.id, pushType: .alert, priority: 10, collapseID: "herald-rate-limit", payload: data, quotaDay: nil,
             createdAt: now, expiresAt: quota.resetsAt)
-        guard case .accepted = try? await store.accept(notification, quota: QuotaRequest(day: UTCDay(containing: now).description, maximum: nil, countsAttempt: false)) else {
-            return
+        let lease = worker.canDeliver(to: device) ? worker.leaseForFreshNotification() : nil
+        let request = AcceptRequest(
+            notification: notification, quota: QuotaRequest(day: UTCDay(containing: now).description, maximum: nil, countsAttempt: false),
+            lease: lease)
+        guard case .accepted = try? await worker.outbox.accept(request) else { return }
+        if lease != nil {
+            worker.start(notification, device: device)
+        } else if worker.canDeliver(to: device) {
+            worker.scheduleUnleased(notification)
         }
-        if worker.canDeliver(to: device) { worker.submit(notification) }
     }
 
     private func dailyLimit(of device: Device) -> Int { device.dailyLimit ?? configuration.dailyLimit }

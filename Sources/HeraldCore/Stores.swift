@@ -54,28 +54,132 @@ public struct QuotaRequest: Sendable, Equatable {
 
 /// What the store decided when asked to accept a notification.
 public enum AcceptDecision: Sendable, Equatable {
-    /// Stored durably; the counters after the notification was counted.
-    case accepted(QuotaCounters)
+    /// Stored durably; the counters after the notification was counted. `usedUpQuota` is true for the one notification
+    /// of the day that used up the device's quota (the "quota used up" notice is due), at most once per device and day.
+    case accepted(QuotaCounters, usedUpQuota: Bool)
     /// Not stored: the day's quota is used up; the counters after the refused attempt was counted.
     case quotaExceeded(QuotaCounters)
 }
 
+/// Who may deliver a notification, and until when. A worker claims notifications by writing its lease into the
+/// store; the store alone decides who delivers what. A lease whose owner died expires and is taken over.
+public struct Lease: Sendable, Equatable {
+    /// The instance that holds it (``DeliveryWorker/instanceID``).
+    public var owner: String
+    public var expiresAt: Date
+
+    public init(owner: String, expiresAt: Date) {
+        self.owner = owner
+        self.expiresAt = expiresAt
+    }
+}
+
+/// One notification to accept: counted against the quota and stored, optionally already leased to the instance that
+/// is about to deliver it.
+public struct AcceptRequest: Sendable, Equatable {
+    public var notification: PushNotification
+    public var quota: QuotaRequest
+    /// When set, the notification is stored claimed by this lease (fresh notifications go straight to delivery).
+    public var lease: Lease?
+
+    public init(notification: PushNotification, quota: QuotaRequest, lease: Lease? = nil) {
+        self.notification = notification
+        self.quota = quota
+        self.lease = lease
+    }
+}
+
+/// The result of one delivery attempt, to be saved: the notification's new state and what goes with it.
+public struct DeliveryOutcome: Sendable, Equatable {
+    /// The notification as the attempt left it (status, attempts, last error, provider id, next attempt).
+    public var notification: PushNotification
+    /// The notification failed or expired: its quota moves from `successful` to `errors`.
+    public var releasesQuota: Bool
+    /// The provider said this token is dead: the device is deactivated unless it changed token since.
+    public var deadToken: String?
+    /// Nothing could deliver it (no provider, no connected client): it waits, due again at its expiry, until a client
+    /// connects, the device registers again or an instance with a provider for its platform starts.
+    public var isParked: Bool
+
+    public init(notification: PushNotification, releasesQuota: Bool = false, deadToken: String? = nil, isParked: Bool = false) {
+        self.notification = notification
+        self.releasesQuota = releasesQuota
+        self.deadToken = deadToken
+        self.isParked = isParked
+    }
+}
+
+/// Everything one group commit writes, in one transaction.
+public struct WriteBatch: Sendable, Equatable {
+    /// Accepted in order (the quota of a device is checked against the accepts before it in the batch).
+    public var accepts: [AcceptRequest]
+    /// Saved only where `owner` still holds the notification's lease; each releases the lease.
+    public var outcomes: [DeliveryOutcome]
+    /// The instance whose outcomes these are.
+    public var owner: String
+
+    public init(accepts: [AcceptRequest] = [], outcomes: [DeliveryOutcome] = [], owner: String) {
+        self.accepts = accepts
+        self.outcomes = outcomes
+        self.owner = owner
+    }
+}
+
+/// A pending notification nobody holds, and when its next attempt is due: what the scheduler's timer queue holds.
+public struct ScheduledAttempt: Sendable, Equatable {
+    public var id: PushNotification.ID
+    public var dueAt: Date
+
+    public init(id: PushNotification.ID, dueAt: Date) {
+        self.id = id
+        self.dueAt = dueAt
+    }
+}
+
 /// Accepted notifications and their delivery state: Herald's durable outbox.
+///
+/// Writes come in batches (``commit(_:)``: one transaction and one fsync for everything that arrived while the
+/// previous batch was written); delivery is claimed with leases (``claim(_:lease:at:)``), so that several workers,
+/// in one process or several, never deliver the same notification at the same time.
 public protocol NotificationStore: Sendable {
-    /// Atomically: counts the attempt, checks the quota (when `quota.maximum` is set), and if there is room
-    /// stores the notification and counts it as successful.
-    func accept(_ notification: PushNotification, quota: QuotaRequest) async throws -> AcceptDecision
+    /// In one transaction: accepts every request in order (counts the attempt, checks the quota when
+    /// `quota.maximum` is set, and if there is room stores the notification and counts it as successful), and saves
+    /// every outcome whose lease `batch.owner` still holds (releasing the lease; a failed or expired outcome gives its
+    /// quota back; a dead token deactivates the device). Returns one decision per accept, in order.
+    func commit(_ batch: WriteBatch) async throws -> [AcceptDecision]
+    /// Claims the given notifications that are pending, due at `now` and held by nobody (or by an expired lease);
+    /// returns those it claimed.
+    func claim(_ ids: [PushNotification.ID], lease: Lease, at now: Date) async throws -> [PushNotification]
+    /// Claims the pending notifications of one device that nobody holds, due or not (a client of it just connected,
+    /// or it registered again), oldest first.
+    func claimPending(deviceID: Device.ID, lease: Lease, at now: Date, limit: Int) async throws -> [PushNotification]
+    /// Pending notifications nobody holds (or whose lease expired at `now`), earliest next attempt first.
+    func scheduledAttempts(at now: Date, limit: Int) async throws -> [ScheduledAttempt]
+    /// Extends every lease `owner` holds (a heartbeat while its deliveries are in flight).
+    func renewLeases(owner: String, until expiry: Date) async throws
+    /// Gives back every lease `owner` holds, so that other instances take them at once (graceful shutdown).
+    func releaseLeases(owner: String) async throws
+    /// Makes parked notifications of devices of these platforms (with a token) due now: a provider for them is there.
+    /// Returns how many.
+    @discardableResult
+    func unpark(platforms: Set<Platform>, at now: Date) async throws -> Int
     /// One notification.
     func notification(id: PushNotification.ID) async throws -> PushNotification?
-    /// Pending notifications whose next attempt is due at `date`, for devices of the given platforms, oldest due first.
-    func dueNotifications(at date: Date, platforms: Set<Platform>, limit: Int) async throws -> [PushNotification]
-    /// Pending notifications of one device, oldest first.
+    /// Pending notifications of one device, oldest first (held or not).
     func pendingNotifications(deviceID: Device.ID, limit: Int) async throws -> [PushNotification]
-    /// Saves a notification's new delivery state. When `releaseQuota` is true and the notification consumed quota,
-    /// its count moves from `successful` to `errors` in the same transaction.
-    func updateNotification(_ notification: PushNotification, releaseQuota: Bool) async throws
+    /// The lease on a notification, if anyone holds one.
+    func lease(of id: PushNotification.ID) async throws -> Lease?
     /// The counters of one device for one UTC day.
     func quotaCounters(deviceID: Device.ID, day: String) async throws -> QuotaCounters
+}
+
+extension NotificationStore {
+    /// Accepts one notification in a transaction of its own (tools and tests; the server batches).
+    public func accept(_ notification: PushNotification, quota: QuotaRequest, lease: Lease? = nil) async throws -> AcceptDecision {
+        let decisions = try await commit(
+            WriteBatch(accepts: [AcceptRequest(notification: notification, quota: quota, lease: lease)], owner: lease?.owner ?? ""))
+        return decisions[0]
+    }
 }
 
 /// Everything Herald keeps. One implementation per backend (in-memory, SQLite, later PostgreSQL),

@@ -16,7 +16,8 @@ import ServiceLifecycle
 /// try await app.runService()
 /// ```
 public func buildApplication(
-    _ configuration: HeraldConfiguration, clock: any WallClock = SystemClock(), logger: Logger? = nil
+    _ configuration: HeraldConfiguration, clock: any WallClock = SystemClock(), logger: Logger? = nil,
+    store givenStore: (any HeraldStore)? = nil
 ) async throws -> some ApplicationProtocol {
     let logger = logger ?? {
         var logger = Logger(label: "herald")
@@ -25,7 +26,7 @@ public func buildApplication(
     }()
     let store: any HeraldStore
     do {
-        store = try StoreFactory.open(configuration.databaseURL)
+        store = try givenStore ?? StoreFactory.open(configuration.databaseURL)
     } catch {
         throw ConfigurationError("HERALD_DATABASE_URL: cannot open \(configuration.databaseURL): \(error)")
     }
@@ -42,12 +43,13 @@ public func buildApplication(
     let hub = WebSocketHub(confirmTimeout: configuration.webSocketConfirmTimeout, logger: logger)
     let worker = DeliveryWorker(
         store: store, providers: providers, localChannel: hub, clock: clock,
-        configuration: .init(maximumConcurrentDeliveries: configuration.deliveryConcurrency), logger: logger)
+        configuration: .init(
+            maximumConcurrentDeliveries: configuration.deliveryConcurrency, leaseDuration: configuration.leaseDuration,
+            deliveryWait: configuration.deliveryWait, instanceID: configuration.instanceID),
+        logger: logger)
     let pipeline = SendPipeline(
         store: store, worker: worker, clock: clock,
-        configuration: .init(
-            dailyLimit: configuration.dailyLimit, timeToLive: configuration.notificationTTL,
-            deliveryWait: configuration.deliveryWait))
+        configuration: .init(dailyLimit: configuration.dailyLimit, timeToLive: configuration.notificationTTL))
     let router = buildRouter(
         store: store, pipeline: pipeline, worker: worker, hub: hub, clock: clock, bodyLimit: configuration.maximumBodyBytes)
     return Application(
@@ -81,7 +83,7 @@ func buildRouter(
     let directory = DeviceDirectory(store: store)
     let api = router.group("api/push")
     RegistrationController(
-        store: store, directory: directory, clock: clock, bodyLimit: bodyLimit, onDeviceChanged: { worker.wake() }
+        store: store, directory: directory, clock: clock, bodyLimit: bodyLimit, onDeviceChanged: { id in await worker.deliverPending(of: id) }
     ).addRoutes(to: api)
     NotifyController(pipeline: pipeline, directory: directory, clock: clock, bodyLimit: bodyLimit).addRoutes(to: api)
     let tokens = APITokenManager(store: store, clock: clock)

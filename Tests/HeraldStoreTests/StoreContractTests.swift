@@ -78,16 +78,31 @@ struct StoreContractTests {
         let device = Fixtures.device().device
         try await store.insertDevice(device)
         let quota = QuotaRequest(day: today, maximum: 2)
-        #expect(try await store.accept(Fixtures.notification(for: device), quota: quota) == .accepted(.init(attempts: 1, successful: 1, total: 1)))
-        #expect(try await store.accept(Fixtures.notification(for: device), quota: quota) == .accepted(.init(attempts: 2, successful: 2, total: 2)))
+        #expect(try await store.accept(Fixtures.notification(for: device), quota: quota) == .accepted(.init(attempts: 1, successful: 1, total: 1), usedUpQuota: false))
+        #expect(try await store.accept(Fixtures.notification(for: device), quota: quota) == .accepted(.init(attempts: 2, successful: 2, total: 2), usedUpQuota: true))
         let refused = Fixtures.notification(for: device)
         #expect(try await store.accept(refused, quota: quota) == .quotaExceeded(.init(attempts: 3, successful: 2, total: 2)))
         #expect(try await store.notification(id: refused.id) == nil)
 
         let exempt = Fixtures.notification(for: device)
-        #expect(try await store.accept(exempt, quota: QuotaRequest(day: today, maximum: nil)) == .accepted(.init(attempts: 4, successful: 2, total: 2)))
+        #expect(try await store.accept(exempt, quota: QuotaRequest(day: today, maximum: nil)) == .accepted(.init(attempts: 4, successful: 2, total: 2), usedUpQuota: false))
         #expect(try await store.notification(id: exempt.id) == exempt)
         #expect(try await store.quotaCounters(deviceID: device.id, day: "2000-01-01") == QuotaCounters())
+        try await store.close()
+    }
+
+    @Test(arguments: Backend.allCases)
+    func theQuotaIsAnnouncedUsedUpOnceADayEvenAfterAFailureGaveSomeBack(_ backend: Backend) async throws {
+        let store = try backend.makeStore()
+        let device = Fixtures.device().device
+        try await store.insertDevice(device)
+        let quota = QuotaRequest(day: today, maximum: 1)
+        let lease = Lease(owner: "a", expiresAt: start.addingTimeInterval(30))
+        var first = Fixtures.notification(for: device)
+        #expect(try await store.accept(first, quota: quota, lease: lease) == .accepted(.init(attempts: 1, successful: 1, total: 1), usedUpQuota: true))
+        first.status = .failed
+        _ = try await store.commit(WriteBatch(outcomes: [DeliveryOutcome(notification: first, releasesQuota: true)], owner: "a"))
+        #expect(try await store.accept(Fixtures.notification(for: device), quota: quota) == .accepted(.init(attempts: 2, successful: 1, errors: 1, total: 2), usedUpQuota: false))
         try await store.close()
     }
 
@@ -109,45 +124,151 @@ struct StoreContractTests {
     }
 
     @Test(arguments: Backend.allCases)
-    func releasingQuotaMovesACountToErrorsOnce(_ backend: Backend) async throws {
+    func aBatchAcceptsInOrderAndSavesOutcomesInOneCommit(_ backend: Backend) async throws {
         let store = try backend.makeStore()
         let device = Fixtures.device().device
         try await store.insertDevice(device)
-        var notification = Fixtures.notification(for: device)
-        _ = try await store.accept(notification, quota: QuotaRequest(day: today, maximum: 5))
-        notification.status = .failed
-        notification.lastError = "BadDeviceToken"
-        notification.attempts = 1
-        try await store.updateNotification(notification, releaseQuota: true)
-        try await store.updateNotification(notification, releaseQuota: true)
-        #expect(try await store.quotaCounters(deviceID: device.id, day: today) == QuotaCounters(attempts: 1, successful: 0, errors: 1, total: 1))
-        #expect(try await store.notification(id: notification.id) == notification)
+        let lease = Lease(owner: "a", expiresAt: start.addingTimeInterval(30))
+        var earlier = Fixtures.notification(for: device)
+        _ = try await store.accept(earlier, quota: QuotaRequest(day: today, maximum: nil), lease: lease)
+        earlier.status = .delivered
+        earlier.attempts = 1
+        earlier.providerMessageID = "apns-1"
+        let fresh = (0..<5).map { _ in Fixtures.notification(for: device) }
+        let decisions = try await store.commit(
+            WriteBatch(
+                accepts: fresh.map { AcceptRequest(notification: $0, quota: QuotaRequest(day: today, maximum: 3), lease: lease) },
+                outcomes: [DeliveryOutcome(notification: earlier)], owner: "a"))
+        #expect(decisions.map { if case .accepted = $0 { true } else { false } } == [true, true, true, false, false])
+        #expect(try await store.notification(id: earlier.id) == earlier)
+        #expect(try await store.lease(of: earlier.id) == nil)
+        #expect(try await store.lease(of: fresh[0].id) == lease)
+        #expect(try await store.notification(id: fresh[4].id) == nil)
         try await store.close()
     }
 
     @Test(arguments: Backend.allCases)
-    func dueNotificationsArePendingDueAndForTheGivenPlatforms(_ backend: Backend) async throws {
+    func anOutcomeIsSavedOnlyByTheLeaseHolderAndReleasesQuotaOnce(_ backend: Backend) async throws {
+        let store = try backend.makeStore()
+        let device = Fixtures.device().device
+        try await store.insertDevice(device)
+        let original = Fixtures.notification(for: device)
+        _ = try await store.accept(original, quota: QuotaRequest(day: today, maximum: 5), lease: Lease(owner: "a", expiresAt: start.addingTimeInterval(30)))
+        var failed = original
+        failed.status = .failed
+        failed.lastError = "BadTopic"
+        failed.attempts = 1
+        let outcome = DeliveryOutcome(notification: failed, releasesQuota: true)
+        _ = try await store.commit(WriteBatch(outcomes: [outcome], owner: "b"))  // not b's lease: ignored
+        #expect(try await store.notification(id: original.id) == original)
+        _ = try await store.commit(WriteBatch(outcomes: [outcome], owner: "a"))
+        _ = try await store.commit(WriteBatch(outcomes: [outcome], owner: "a"))  // the lease is gone: ignored
+        #expect(try await store.quotaCounters(deviceID: device.id, day: today) == QuotaCounters(attempts: 1, successful: 0, errors: 1, total: 1))
+        #expect(try await store.notification(id: original.id) == failed)
+        try await store.close()
+    }
+
+    @Test(arguments: Backend.allCases)
+    func aDeadTokenOutcomeDeactivatesTheDeviceInTheSameCommit(_ backend: Backend) async throws {
+        let store = try backend.makeStore()
+        let device = Fixtures.device(token: Fixtures.apnsToken(3)).device
+        try await store.insertDevice(device)
+        #expect(try await store.device(id: device.id)?.isActive == true)  // now cached
+        var notification = Fixtures.notification(for: device)
+        _ = try await store.accept(notification, quota: QuotaRequest(day: today, maximum: nil), lease: Lease(owner: "a", expiresAt: start.addingTimeInterval(30)))
+        notification.status = .failed
+        notification.lastError = "Unregistered"
+        _ = try await store.commit(
+            WriteBatch(outcomes: [DeliveryOutcome(notification: notification, releasesQuota: true, deadToken: Fixtures.apnsToken(3))], owner: "a"))
+        let stored = try #require(try await store.device(id: device.id))
+        #expect(stored.isActive == false)
+        #expect(stored.inactiveReason == "Unregistered")
+        try await store.close()
+    }
+
+    @Test(arguments: Backend.allCases)
+    func claimsTakeWhatIsPendingDueAndHeldByNobody(_ backend: Backend) async throws {
         let store = try backend.makeStore()
         let apple = Fixtures.device(token: Fixtures.apnsToken(1)).device
-        let socket = Fixtures.device(platform: .websocket).device
         try await store.insertDevice(apple)
-        try await store.insertDevice(socket)
         let quota = QuotaRequest(day: today, maximum: nil)
         let early = Fixtures.notification(for: apple, at: start)
         let later = Fixtures.notification(for: apple, at: start.addingTimeInterval(1))
         let notYet = Fixtures.notification(for: apple, at: start.addingTimeInterval(0.5), nextAttemptAt: start.addingTimeInterval(60))
         var done = Fixtures.notification(for: apple, at: start)
-        let forSocket = Fixtures.notification(for: socket, at: start)
-        for notification in [later, early, notYet, done, forSocket] { _ = try await store.accept(notification, quota: quota) }
+        let heldByB = Fixtures.notification(for: apple, at: start)
+        let heldByDead = Fixtures.notification(for: apple, at: start.addingTimeInterval(2))
+        for notification in [later, early, notYet] { _ = try await store.accept(notification, quota: quota) }
+        _ = try await store.accept(done, quota: quota, lease: Lease(owner: "a", expiresAt: start.addingTimeInterval(30)))
         done.status = .delivered
-        try await store.updateNotification(done, releaseQuota: false)
+        _ = try await store.commit(WriteBatch(outcomes: [DeliveryOutcome(notification: done)], owner: "a"))
+        _ = try await store.accept(heldByB, quota: quota, lease: Lease(owner: "b", expiresAt: start.addingTimeInterval(100)))
+        _ = try await store.accept(heldByDead, quota: quota, lease: Lease(owner: "dead", expiresAt: start.addingTimeInterval(5)))
 
         let now = start.addingTimeInterval(10)
-        #expect(try await store.dueNotifications(at: now, platforms: [.apns], limit: 10).map(\.id) == [early.id, later.id])
-        #expect(try await store.dueNotifications(at: now, platforms: [.apns], limit: 1).map(\.id) == [early.id])
-        #expect(try await store.dueNotifications(at: now, platforms: [.websocket], limit: 10).map(\.id) == [forSocket.id])
-        #expect(try await store.dueNotifications(at: now, platforms: [], limit: 10).isEmpty)
-        #expect(try await store.pendingNotifications(deviceID: apple.id, limit: 10).map(\.id) == [early.id, notYet.id, later.id])
+        #expect(try await store.scheduledAttempts(at: now, limit: 10).map(\.id) == [early.id, later.id, heldByDead.id, notYet.id])
+        #expect(try await store.scheduledAttempts(at: now, limit: 2).map(\.id) == [early.id, later.id])
+        #expect(try await store.scheduledAttempts(at: start, limit: 10).map(\.id).contains(heldByDead.id) == false)
+
+        let lease = Lease(owner: "c", expiresAt: now.addingTimeInterval(30))
+        let all = [early, later, notYet, done, heldByB, heldByDead].map(\.id)
+        let claimed = try await store.claim(all, lease: lease, at: now)
+        #expect(Set(claimed.map(\.id)) == [early.id, later.id, heldByDead.id])
+        #expect(try await store.lease(of: heldByDead.id) == lease)
+        #expect(try await store.lease(of: heldByB.id)?.owner == "b")
+        #expect(try await store.claim(all, lease: Lease(owner: "d", expiresAt: now.addingTimeInterval(30)), at: now).isEmpty)
+        #expect(try await store.scheduledAttempts(at: now, limit: 10).map(\.id) == [notYet.id])
+        try await store.close()
+    }
+
+    @Test(arguments: Backend.allCases)
+    func leasesAreRenewedReleasedAndClaimedPerDevice(_ backend: Backend) async throws {
+        let store = try backend.makeStore()
+        let device = Fixtures.device(token: Fixtures.apnsToken(1)).device
+        let other = Fixtures.device(token: Fixtures.apnsToken(2)).device
+        try await store.insertDevice(device)
+        try await store.insertDevice(other)
+        let quota = QuotaRequest(day: today, maximum: nil)
+        let first = Fixtures.notification(for: device, at: start)
+        let second = Fixtures.notification(for: device, at: start.addingTimeInterval(1), nextAttemptAt: start.addingTimeInterval(3_600))
+        let held = Fixtures.notification(for: device, at: start.addingTimeInterval(2))
+        let elsewhere = Fixtures.notification(for: other, at: start)
+        for notification in [second, first, elsewhere] { _ = try await store.accept(notification, quota: quota) }
+        _ = try await store.accept(held, quota: quota, lease: Lease(owner: "b", expiresAt: start.addingTimeInterval(30)))
+
+        let lease = Lease(owner: "a", expiresAt: start.addingTimeInterval(30))
+        #expect(try await store.claimPending(deviceID: device.id, lease: lease, at: start, limit: 10).map(\.id) == [first.id, second.id])
+        #expect(try await store.pendingNotifications(deviceID: device.id, limit: 10).map(\.id) == [first.id, second.id, held.id])
+
+        try await store.renewLeases(owner: "a", until: start.addingTimeInterval(90))
+        #expect(try await store.lease(of: first.id)?.expiresAt == start.addingTimeInterval(90))
+        #expect(try await store.lease(of: held.id)?.expiresAt == start.addingTimeInterval(30))
+        try await store.releaseLeases(owner: "a")
+        #expect(try await store.lease(of: first.id) == nil)
+        #expect(try await store.lease(of: held.id)?.owner == "b")
+        try await store.close()
+    }
+
+    @Test(arguments: Backend.allCases)
+    func parkedNotificationsAreDueAgainWhenAProviderForTheirPlatformIsThere(_ backend: Backend) async throws {
+        let store = try backend.makeStore()
+        let apple = Fixtures.device(token: Fixtures.apnsToken(1)).device
+        let socket = Fixtures.device(platform: .websocket).device
+        try await store.insertDevice(apple)
+        try await store.insertDevice(socket)
+        var parked: [PushNotification] = []
+        for device in [apple, socket] {
+            var notification = Fixtures.notification(for: device)
+            _ = try await store.accept(notification, quota: QuotaRequest(day: today, maximum: nil), lease: Lease(owner: "a", expiresAt: start.addingTimeInterval(30)))
+            notification.nextAttemptAt = notification.expiresAt
+            _ = try await store.commit(WriteBatch(outcomes: [DeliveryOutcome(notification: notification, isParked: true)], owner: "a"))
+            parked.append(notification)
+        }
+        let now = start.addingTimeInterval(60)
+        #expect(try await store.unpark(platforms: [.apns], at: now) == 1)
+        #expect(try await store.notification(id: parked[0].id)?.nextAttemptAt == now)
+        #expect(try await store.notification(id: parked[1].id)?.nextAttemptAt == parked[1].expiresAt)
+        #expect(try await store.unpark(platforms: [.apns], at: now) == 0)
         try await store.close()
     }
 

@@ -70,6 +70,15 @@ public enum ConfigurationLoader {
         }
         configuration.deliveryConcurrency =
             try reader.integer("HERALD_DELIVERY_CONCURRENCY", in: 1...100_000) ?? configuration.deliveryConcurrency
+        if let lease = try reader.integer("HERALD_LEASE_SECONDS", in: 2...3_600) {
+            configuration.leaseDuration = TimeInterval(lease)
+        }
+        if let instance = reader.string("HERALD_INSTANCE_ID") {
+            guard !instance.isEmpty, instance.count <= 64, instance.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
+                throw ConfigurationError("HERALD_INSTANCE_ID: must be 1 to 64 printable ASCII characters without spaces")
+            }
+            configuration.instanceID = instance
+        }
         if let timeout = try reader.integer("HERALD_WEBSOCKET_CONFIRM_TIMEOUT", in: 1...300) {
             configuration.webSocketConfirmTimeout = .seconds(timeout)
         }

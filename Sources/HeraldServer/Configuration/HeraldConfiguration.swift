@@ -20,6 +20,11 @@ public struct HeraldConfiguration: Sendable {
     public var deliveryWait: Duration = .milliseconds(500)
     /// Deliveries in flight at once.
     public var deliveryConcurrency = 256
+    /// How long a delivery claim (lease) lasts in the store; renewed every third of it while held. After a crash,
+    /// another instance (or the restarted one) takes over the notifications in flight once their leases expire.
+    public var leaseDuration: TimeInterval = 30
+    /// This instance's name in the store's leases; a fresh unique name per process when `nil`.
+    public var instanceID: String?
     /// How long a WebSocket client has to confirm a notification before it goes to the cloud provider.
     public var webSocketConfirmTimeout: Duration = .seconds(10)
     /// How often the server pings each WebSocket client; one that has not answered by the next ping is dropped.

@@ -9,7 +9,8 @@ struct RegistrationController<Context: RequestContext>: Sendable {
     let directory: DeviceDirectory
     let clock: any WallClock
     let bodyLimit: Int
-    let onDeviceChanged: @Sendable () -> Void
+    /// A device registered again (new token, or revived): its pending notifications are delivered at once.
+    let onDeviceChanged: @Sendable (Device.ID) async -> Void
 
     func addRoutes(to group: RouterGroup<Context>) {
         group.post("register", use: register)
@@ -30,7 +31,7 @@ struct RegistrationController<Context: RequestContext>: Sendable {
                 device.inactiveReason = nil
                 device.updatedAt = now
                 try await store.updateDevice(device)
-                onDeviceChanged()
+                await onDeviceChanged(device.id)
                 context.logger.info("Device re-registered", metadata: ["device": "\(device.id)"])
                 return JSONResponse.make(
                     status: .ok, body: ["user_id": .string(owner.userID.lowercased()), "device_secret": .string(owner.secret)])

@@ -7,6 +7,9 @@ public actor InMemoryStore: HeraldStore {
     private var devices: [Device.ID: Device] = [:]
     private var notifications: [PushNotification.ID: PushNotification] = [:]
     private var counters: [CounterKey: QuotaCounters] = [:]
+    private var limitAnnounced: Set<CounterKey> = []
+    private var leases: [PushNotification.ID: Lease] = [:]
+    private var parked: Set<PushNotification.ID> = []
     /// API tokens (see InMemoryStore+APITokens.swift); those of deleted devices are ignored and purged lazily.
     var apiTokens: [APIToken.ID: APIToken] = [:]
 
@@ -46,7 +49,12 @@ public actor InMemoryStore: HeraldStore {
 
     public func deleteDevice(id: Device.ID) async throws {
         devices[id] = nil
-        notifications = notifications.filter { $0.value.deviceID != id }
+        let removed = notifications.values.filter { $0.deviceID == id }.map(\.id)
+        for notification in removed {
+            notifications[notification] = nil
+            leases[notification] = nil
+            parked.remove(notification)
+        }
         counters = counters.filter { $0.key.deviceID != id }
     }
 
@@ -58,50 +66,116 @@ public actor InMemoryStore: HeraldStore {
         devices[id] = device
     }
 
-    public func accept(_ notification: PushNotification, quota: QuotaRequest) async throws -> AcceptDecision {
-        let key = CounterKey(deviceID: notification.deviceID, day: quota.day)
+    public func commit(_ batch: WriteBatch) async throws -> [AcceptDecision] {
+        for request in batch.accepts where devices[request.notification.deviceID] == nil {
+            throw StoreError.notFound("device")  // as a foreign key would: nothing of the batch is written
+        }
+        let decisions = batch.accepts.map { accept($0) }
+        for outcome in batch.outcomes { save(outcome, owner: batch.owner) }
+        return decisions
+    }
+
+    private func accept(_ request: AcceptRequest) -> AcceptDecision {
+        let notification = request.notification
+        let key = CounterKey(deviceID: notification.deviceID, day: request.quota.day)
         var current = counters[key] ?? QuotaCounters()
-        if quota.countsAttempt { current.attempts += 1 }
-        if let maximum = quota.maximum {
+        if request.quota.countsAttempt { current.attempts += 1 }
+        var usedUpQuota = false
+        if let maximum = request.quota.maximum {
             if current.successful >= maximum {
                 counters[key] = current
                 return .quotaExceeded(current)
             }
             current.successful += 1
             current.total += 1
+            if current.successful >= maximum, limitAnnounced.insert(key).inserted { usedUpQuota = true }
         }
         counters[key] = current
         notifications[notification.id] = notification
-        return .accepted(current)
+        leases[notification.id] = request.lease
+        return .accepted(current, usedUpQuota: usedUpQuota)
     }
 
-    public func notification(id: PushNotification.ID) async throws -> PushNotification? { notifications[id] }
-
-    public func dueNotifications(at date: Date, platforms: Set<Platform>, limit: Int) async throws -> [PushNotification] {
-        let due = notifications.values.filter { notification in
-            guard notification.status == .pending, notification.nextAttemptAt <= date,
-                let device = devices[notification.deviceID]
-            else { return false }
-            return platforms.contains(device.platform)
-        }
-        return Array(due.sorted(by: Self.dueOrder).prefix(limit))
-    }
-
-    public func pendingNotifications(deviceID: Device.ID, limit: Int) async throws -> [PushNotification] {
-        let pending = notifications.values.filter { $0.deviceID == deviceID && $0.status == .pending }
-        return Array(pending.sorted { ($0.createdAt, $0.id.uuidString) < ($1.createdAt, $1.id.uuidString) }.prefix(limit))
-    }
-
-    public func updateNotification(_ notification: PushNotification, releaseQuota: Bool) async throws {
-        guard let stored = notifications[notification.id] else { throw StoreError.notFound("notification") }
-        if releaseQuota, stored.status == .pending, let day = stored.quotaDay {
+    private func save(_ outcome: DeliveryOutcome, owner: String) {
+        let id = outcome.notification.id
+        guard let stored = notifications[id], stored.status == .pending, leases[id]?.owner == owner else { return }
+        if outcome.releasesQuota, let day = stored.quotaDay {
             let key = CounterKey(deviceID: stored.deviceID, day: day)
             var current = counters[key] ?? QuotaCounters()
             current.successful = max(0, current.successful - 1)
             current.errors += 1
             counters[key] = current
         }
-        notifications[notification.id] = notification
+        if let token = outcome.deadToken, var device = devices[stored.deviceID], device.token == token {
+            device.isActive = false
+            device.inactiveReason = outcome.notification.lastError ?? "dead token"
+            device.updatedAt = outcome.notification.updatedAt
+            devices[device.id] = device
+        }
+        notifications[id] = outcome.notification
+        leases[id] = nil
+        if outcome.isParked { parked.insert(id) } else { parked.remove(id) }
+    }
+
+    private func isClaimable(_ notification: PushNotification, at now: Date) -> Bool {
+        guard notification.status == .pending else { return false }
+        guard let lease = leases[notification.id] else { return true }
+        return lease.expiresAt <= now
+    }
+
+    public func claim(_ ids: [PushNotification.ID], lease: Lease, at now: Date) async throws -> [PushNotification] {
+        ids.compactMap { id in
+            guard let notification = notifications[id], isClaimable(notification, at: now), notification.nextAttemptAt <= now
+            else { return nil }
+            leases[id] = lease
+            return notification
+        }
+    }
+
+    public func claimPending(deviceID: Device.ID, lease: Lease, at now: Date, limit: Int) async throws -> [PushNotification] {
+        let claimable = notifications.values.filter { $0.deviceID == deviceID && isClaimable($0, at: now) }
+        let claimed = Array(claimable.sorted(by: Self.creationOrder).prefix(limit))
+        for notification in claimed {
+            leases[notification.id] = lease
+            parked.remove(notification.id)
+        }
+        return claimed
+    }
+
+    public func scheduledAttempts(at now: Date, limit: Int) async throws -> [ScheduledAttempt] {
+        let waiting = notifications.values.filter { isClaimable($0, at: now) }
+            .sorted { ($0.nextAttemptAt, $0.createdAt, $0.id.uuidString) < ($1.nextAttemptAt, $1.createdAt, $1.id.uuidString) }
+        return waiting.prefix(limit).map { ScheduledAttempt(id: $0.id, dueAt: $0.nextAttemptAt) }
+    }
+
+    public func renewLeases(owner: String, until expiry: Date) async throws {
+        for (id, lease) in leases where lease.owner == owner { leases[id]?.expiresAt = expiry }
+    }
+
+    public func releaseLeases(owner: String) async throws {
+        leases = leases.filter { $0.value.owner != owner }
+    }
+
+    public func unpark(platforms: Set<Platform>, at now: Date) async throws -> Int {
+        var count = 0
+        for id in parked {
+            guard let notification = notifications[id], notification.status == .pending,
+                let device = devices[notification.deviceID], device.token != nil, platforms.contains(device.platform)
+            else { continue }
+            notifications[id]?.nextAttemptAt = now
+            parked.remove(id)
+            count += 1
+        }
+        return count
+    }
+
+    public func notification(id: PushNotification.ID) async throws -> PushNotification? { notifications[id] }
+
+    public func lease(of id: PushNotification.ID) async throws -> Lease? { leases[id] }
+
+    public func pendingNotifications(deviceID: Device.ID, limit: Int) async throws -> [PushNotification] {
+        let pending = notifications.values.filter { $0.deviceID == deviceID && $0.status == .pending }
+        return Array(pending.sorted(by: Self.creationOrder).prefix(limit))
     }
 
     public func quotaCounters(deviceID: Device.ID, day: String) async throws -> QuotaCounters {
@@ -112,7 +186,7 @@ public actor InMemoryStore: HeraldStore {
 
     public func close() async throws {}
 
-    private static func dueOrder(_ lhs: PushNotification, _ rhs: PushNotification) -> Bool {
-        (lhs.nextAttemptAt, lhs.createdAt, lhs.id.uuidString) < (rhs.nextAttemptAt, rhs.createdAt, rhs.id.uuidString)
+    private static func creationOrder(_ lhs: PushNotification, _ rhs: PushNotification) -> Bool {
+        (lhs.createdAt, lhs.id.uuidString) < (rhs.createdAt, rhs.id.uuidString)
     }
 }

@@ -70,6 +70,17 @@ enum SQLiteMigrations {
                     CREATE INDEX api_token_device ON api_token(device_id, created_at);
                     """)
         }
+        migrator.registerMigration("v3: delivery leases, parked notifications, quota notice") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE notification ADD COLUMN lease_owner TEXT;
+                    ALTER TABLE notification ADD COLUMN lease_expires_at REAL;
+                    ALTER TABLE notification ADD COLUMN parked INTEGER NOT NULL DEFAULT 0;
+                    CREATE INDEX notification_lease ON notification(lease_owner) WHERE lease_owner IS NOT NULL;
+                    CREATE INDEX notification_parked ON notification(device_id) WHERE parked = 1;
+                    ALTER TABLE quota_counter ADD COLUMN limit_announced INTEGER NOT NULL DEFAULT 0;
+                    """)
+        }
         return migrator
     }
 }

@@ -1,14 +1,21 @@
 import Foundation
 import GRDB
 import HeraldCore
+import Synchronization
 
 /// The embedded default store: one SQLite file in WAL mode, through GRDB.
 ///
 /// ```swift
 /// let store = try SQLiteStore(path: "herald.sqlite")   // creates or migrates the schema
 /// ```
+///
+/// Every statement on a hot path is a cached prepared statement (`cachedStatement(sql:)`: compiled once per
+/// connection). Writes come in batches (``commit(_:)``, the group commit); devices are cached in memory
+/// (``DeviceCache``) and the cache entry is dropped on every write to the device.
 public final class SQLiteStore: HeraldStore {
     let database: DatabasePool
+    let devices = DeviceCache()
+    private let writeTransactions = Atomic(0)
 
     /// Opens (creating if needed) the database at `path` and brings its schema up to date.
     public init(path: String) throws {
@@ -18,9 +25,22 @@ public final class SQLiteStore: HeraldStore {
         configuration.prepareDatabase { db in
             // WAL is DatabasePool's journal mode; FULL makes every committed transaction survive power loss too.
             try db.execute(sql: "PRAGMA synchronous = FULL")
+            // Index pages of large stores (a million devices) stay in memory: mapped reads, a larger page cache.
+            try db.execute(sql: "PRAGMA mmap_size = 1073741824")
+            try db.execute(sql: "PRAGMA cache_size = -16384")
         }
         database = try DatabasePool(path: path, configuration: configuration)
         try SQLiteMigrations.migrator.migrate(database)
+    }
+
+    /// Write transactions committed by this instance (tests check that the group commit batches).
+    public var committedWriteTransactions: Int { writeTransactions.load(ordering: .relaxed) }
+
+    /// A write transaction, counted.
+    private func write<T: Sendable>(_ body: @Sendable @escaping (GRDB.Database) throws -> T) async throws -> T {
+        let result = try await database.write(body)
+        writeTransactions.add(1, ordering: .relaxed)
+        return result
     }
 
     /// The SQLite journal mode in force (`wal`).
@@ -31,125 +51,276 @@ public final class SQLiteStore: HeraldStore {
     // MARK: Devices
 
     public func insertDevice(_ device: Device) async throws {
-        try await database.write { db in
-            try Self.moveToken(to: device, db)
-            try db.execute(
+        let moved = try await write { db in
+            let moved = try Self.moveToken(to: device, db)
+            try db.cachedStatement(
                 sql: """
                     INSERT INTO device (id, user_id_hash, secret_hash, platform, environment, token, is_active,
                         inactive_reason, daily_limit, created_at, updated_at)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: Self.arguments(device))
+                    """
+            ).execute(arguments: Self.arguments(device))
+            return moved
         }
+        for id in moved + [device.id] { devices.invalidate(id: id) }
     }
 
     public func updateDevice(_ device: Device) async throws {
-        try await database.write { db in
-            try Self.moveToken(to: device, db)
-            try db.execute(
+        let moved = try await write { db in
+            let moved = try Self.moveToken(to: device, db)
+            try db.cachedStatement(
                 sql: """
                     UPDATE device SET id = ?, user_id_hash = ?, secret_hash = ?, platform = ?, environment = ?, token = ?,
                         is_active = ?, inactive_reason = ?, daily_limit = ?, created_at = ?, updated_at = ?
                     WHERE id = ?
-                    """,
-                arguments: Self.arguments(device) + [device.id.databaseString])
+                    """
+            ).execute(arguments: Self.arguments(device) + [device.id.databaseString])
             if db.changesCount == 0 { throw StoreError.notFound("device") }
+            return moved
         }
+        for id in moved + [device.id] { devices.invalidate(id: id) }
     }
 
-    private static func moveToken(to device: Device, _ db: GRDB.Database) throws {
-        guard let token = device.token else { return }
-        try db.execute(
-            sql: """
-                UPDATE device SET token = NULL, is_active = 0, inactive_reason = ?, updated_at = ?
-                WHERE platform = ? AND token = ? AND id != ?
-                """,
+    /// Takes the token away from any other device of the platform; returns the ids of those devices.
+    private static func moveToken(to device: Device, _ db: GRDB.Database) throws -> [Device.ID] {
+        guard let token = device.token else { return [] }
+        let ids = try String.fetchAll(
+            db.cachedStatement(
+                sql: """
+                    UPDATE device SET token = NULL, is_active = 0, inactive_reason = ?, updated_at = ?
+                    WHERE platform = ? AND token = ? AND id != ? RETURNING id
+                    """),
             arguments: [
                 StoreError.tokenMovedReason, device.updatedAt.timeIntervalSince1970, device.platform.rawValue, token,
                 device.id.databaseString,
             ])
+        return try ids.map(uuid)
     }
 
     public func device(userIDHash: String) async throws -> Device? {
-        try await database.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM device WHERE user_id_hash = ?", arguments: [userIDHash]).map(Self.device)
+        if let cached = devices.device(userIDHash: userIDHash) { return cached }
+        let device = try await database.read { db in
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM device WHERE user_id_hash = ?"), arguments: [userIDHash])
+                .map(Self.device)
         }
+        if let device { devices.remember(device) }
+        return device
     }
 
     public func device(id: Device.ID) async throws -> Device? {
-        try await database.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM device WHERE id = ?", arguments: [id.databaseString]).map(Self.device)
+        if let cached = devices.device(id: id) { return cached }
+        let device = try await database.read { db in
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM device WHERE id = ?"), arguments: [id.databaseString])
+                .map(Self.device)
         }
+        if let device { devices.remember(device) }
+        return device
     }
 
     public func deleteDevice(id: Device.ID) async throws {
-        try await database.write { db in
+        try await write { db in
             try db.execute(sql: "DELETE FROM device WHERE id = ?", arguments: [id.databaseString])
         }
+        devices.invalidate(id: id)
     }
 
     public func deactivateDevice(id: Device.ID, token: String, reason: String, at date: Date) async throws {
-        try await database.write { db in
-            try db.execute(
-                sql: "UPDATE device SET is_active = 0, inactive_reason = ?, updated_at = ? WHERE id = ? AND token = ?",
-                arguments: [reason, date.timeIntervalSince1970, id.databaseString, token])
-        }
+        try await write { db in try Self.deactivate(id: id, token: token, reason: reason, at: date, db) }
+        devices.invalidate(id: id)
+    }
+
+    private static func deactivate(id: Device.ID, token: String, reason: String, at date: Date, _ db: GRDB.Database) throws {
+        try db.cachedStatement(
+            sql: "UPDATE device SET is_active = 0, inactive_reason = ?, updated_at = ? WHERE id = ? AND token = ?"
+        ).execute(arguments: [reason, date.timeIntervalSince1970, id.databaseString, token])
     }
 
     // MARK: Notifications
 
-    public func accept(_ notification: PushNotification, quota: QuotaRequest) async throws -> AcceptDecision {
-        try await database.write { db in
-            let deviceID = notification.deviceID.databaseString
-            let attempt = quota.countsAttempt ? 1 : 0
-            try db.execute(
+    public func commit(_ batch: WriteBatch) async throws -> [AcceptDecision] {
+        let decisions = try await write { db in
+            let decisions = try batch.accepts.map { try Self.accept($0, db) }
+            for outcome in batch.outcomes { try Self.save(outcome, owner: batch.owner, db) }
+            return decisions
+        }
+        for outcome in batch.outcomes where outcome.deadToken != nil { devices.invalidate(id: outcome.notification.deviceID) }
+        return decisions
+    }
+
+    private static func accept(_ request: AcceptRequest, _ db: GRDB.Database) throws -> AcceptDecision {
+        let notification = request.notification
+        let quota = request.quota
+        let deviceID = notification.deviceID.databaseString
+        guard
+            let counted = try Row.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        INSERT INTO quota_counter (device_id, day, attempts) VALUES (?, ?, ?)
+                        ON CONFLICT (device_id, day) DO UPDATE SET attempts = attempts + excluded.attempts
+                        RETURNING attempts, successful, errors, total, limit_announced
+                        """),
+                arguments: [deviceID, quota.day, quota.countsAttempt ? 1 : 0])
+        else { throw StoreError.notFound("quota counter") }
+        var counters = Self.counters(counted)
+        var usedUpQuota = false
+        if let maximum = quota.maximum {
+            if counters.successful >= maximum { return .quotaExceeded(counters) }
+            guard
+                let updated = try Row.fetchOne(
+                    db.cachedStatement(
+                        sql: """
+                            UPDATE quota_counter SET successful = successful + 1, total = total + 1,
+                                limit_announced = CASE WHEN successful + 1 >= ? THEN 1 ELSE limit_announced END
+                            WHERE device_id = ? AND day = ?
+                            RETURNING attempts, successful, errors, total, limit_announced
+                            """),
+                    arguments: [maximum, deviceID, quota.day])
+            else { throw StoreError.notFound("quota counter") }
+            counters = Self.counters(updated)
+            usedUpQuota = (counted["limit_announced"] as Bool) == false && (updated["limit_announced"] as Bool) == true
+        }
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO notification (id, device_id, push_type, priority, collapse_id, payload, quota_day, status,
+                    attempts, last_error, provider_message_id, created_at, updated_at, next_attempt_at, expires_at,
+                    lease_owner, lease_expires_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: Self.arguments(notification) + [request.lease?.owner, request.lease?.expiresAt.timeIntervalSince1970])
+        return .accepted(counters, usedUpQuota: usedUpQuota)
+    }
+
+    private static func save(_ outcome: DeliveryOutcome, owner: String, _ db: GRDB.Database) throws {
+        let notification = outcome.notification
+        guard
+            let stored = try Row.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        UPDATE notification SET status = ?, attempts = ?, last_error = ?, provider_message_id = ?,
+                            updated_at = ?, next_attempt_at = ?, expires_at = ?, parked = ?,
+                            lease_owner = NULL, lease_expires_at = NULL
+                        WHERE id = ? AND lease_owner = ? AND status = 'pending'
+                        RETURNING quota_day
+                        """),
+                arguments: [
+                    notification.status.rawValue, notification.attempts, notification.lastError,
+                    notification.providerMessageID, notification.updatedAt.timeIntervalSince1970,
+                    notification.nextAttemptAt.timeIntervalSince1970, notification.expiresAt.timeIntervalSince1970,
+                    outcome.isParked, notification.id.databaseString, owner,
+                ])
+        else { return }  // the lease was lost (taken over) or the notification is gone: nothing to save
+        if outcome.releasesQuota, let day: String = stored["quota_day"] {
+            try db.cachedStatement(
                 sql: """
-                    INSERT INTO quota_counter (device_id, day, attempts) VALUES (?, ?, ?)
-                    ON CONFLICT (device_id, day) DO UPDATE SET attempts = attempts + excluded.attempts
-                    """,
-                arguments: [deviceID, quota.day, attempt])
-            if let maximum = quota.maximum {
-                let counters = try Self.counters(deviceID: deviceID, day: quota.day, db)
-                if counters.successful >= maximum { return .quotaExceeded(counters) }
-                try db.execute(
-                    sql: "UPDATE quota_counter SET successful = successful + 1, total = total + 1 WHERE device_id = ? AND day = ?",
-                    arguments: [deviceID, quota.day])
+                    UPDATE quota_counter SET successful = MAX(successful - 1, 0), errors = errors + 1
+                    WHERE device_id = ? AND day = ?
+                    """
+            ).execute(arguments: [notification.deviceID.databaseString, day])
+        }
+        if let token = outcome.deadToken {
+            try deactivate(id: notification.deviceID, token: token, reason: notification.lastError ?? "dead token", at: notification.updatedAt, db)
+        }
+    }
+
+    public func claim(_ ids: [PushNotification.ID], lease: Lease, at now: Date) async throws -> [PushNotification] {
+        guard !ids.isEmpty else { return [] }
+        return try await write { db in
+            let statement = try db.cachedStatement(
+                sql: """
+                    UPDATE notification SET lease_owner = ?, lease_expires_at = ?
+                    WHERE id = ? AND status = 'pending' AND next_attempt_at <= ?
+                        AND (lease_owner IS NULL OR lease_expires_at <= ?)
+                    RETURNING *
+                    """)
+            return try ids.compactMap { id in
+                try Row.fetchOne(
+                    statement,
+                    arguments: [
+                        lease.owner, lease.expiresAt.timeIntervalSince1970, id.databaseString, now.timeIntervalSince1970,
+                        now.timeIntervalSince1970,
+                    ]
+                ).map(Self.notification)
             }
+        }
+    }
+
+    public func claimPending(deviceID: Device.ID, lease: Lease, at now: Date, limit: Int) async throws -> [PushNotification] {
+        try await write { db in
+            try Row.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        UPDATE notification SET lease_owner = ?, lease_expires_at = ?, parked = 0
+                        WHERE id IN (
+                            SELECT id FROM notification
+                            WHERE device_id = ? AND status = 'pending' AND (lease_owner IS NULL OR lease_expires_at <= ?)
+                            ORDER BY created_at, id LIMIT ?)
+                        RETURNING *
+                        """),
+                arguments: [lease.owner, lease.expiresAt.timeIntervalSince1970, deviceID.databaseString, now.timeIntervalSince1970, limit]
+            ).map(Self.notification).sorted { ($0.createdAt, $0.id.uuidString) < ($1.createdAt, $1.id.uuidString) }
+        }
+    }
+
+    public func scheduledAttempts(at now: Date, limit: Int) async throws -> [ScheduledAttempt] {
+        try await database.read { db in
+            try Row.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        SELECT id, next_attempt_at FROM notification
+                        WHERE status = 'pending' AND (lease_owner IS NULL OR lease_expires_at <= ?)
+                        ORDER BY next_attempt_at LIMIT ?
+                        """),
+                arguments: [now.timeIntervalSince1970, limit]
+            ).map { row in
+                ScheduledAttempt(id: try Self.uuid(row["id"]), dueAt: Date(timeIntervalSince1970: row["next_attempt_at"]))
+            }
+        }
+    }
+
+    public func renewLeases(owner: String, until expiry: Date) async throws {
+        try await write { db in
+            try db.cachedStatement(sql: "UPDATE notification SET lease_expires_at = ? WHERE lease_owner = ?")
+                .execute(arguments: [expiry.timeIntervalSince1970, owner])
+        }
+    }
+
+    public func releaseLeases(owner: String) async throws {
+        try await write { db in
+            try db.execute(
+                sql: "UPDATE notification SET lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = ?", arguments: [owner])
+        }
+    }
+
+    public func unpark(platforms: Set<Platform>, at now: Date) async throws -> Int {
+        guard !platforms.isEmpty else { return 0 }
+        let placeholders = Array(repeating: "?", count: platforms.count).joined(separator: ", ")
+        return try await write { db in
             try db.execute(
                 sql: """
-                    INSERT INTO notification (id, device_id, push_type, priority, collapse_id, payload, quota_day, status,
-                        attempts, last_error, provider_message_id, created_at, updated_at, next_attempt_at, expires_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    UPDATE notification SET parked = 0, next_attempt_at = ?
+                    WHERE parked = 1 AND status = 'pending' AND device_id IN (
+                        SELECT id FROM device WHERE token IS NOT NULL AND platform IN (\(placeholders)))
                     """,
-                arguments: Self.arguments(notification))
-            return .accepted(try Self.counters(deviceID: deviceID, day: quota.day, db))
+                arguments: [now.timeIntervalSince1970] + StatementArguments(platforms.map(\.rawValue).sorted()))
+            return db.changesCount
         }
     }
 
     public func notification(id: PushNotification.ID) async throws -> PushNotification? {
         try await database.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM notification WHERE id = ?", arguments: [id.databaseString])
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM notification WHERE id = ?"), arguments: [id.databaseString])
                 .map(Self.notification)
         }
     }
 
-    public func dueNotifications(at date: Date, platforms: Set<Platform>, limit: Int) async throws -> [PushNotification] {
-        guard !platforms.isEmpty else { return [] }
-        let placeholders = Array(repeating: "?", count: platforms.count).joined(separator: ", ")
-        let arguments: StatementArguments =
-            [date.timeIntervalSince1970] + StatementArguments(platforms.map(\.rawValue).sorted()) + [limit]
-        return try await database.read { db in
-            try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT notification.* FROM notification JOIN device ON device.id = notification.device_id
-                    WHERE notification.status = 'pending' AND notification.next_attempt_at <= ?
-                        AND device.platform IN (\(placeholders))
-                    ORDER BY notification.next_attempt_at, notification.created_at, notification.id
-                    LIMIT ?
-                    """,
-                arguments: arguments
-            ).map(Self.notification)
+    public func lease(of id: PushNotification.ID) async throws -> Lease? {
+        try await database.read { db in
+            guard
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT lease_owner, lease_expires_at FROM notification WHERE id = ?", arguments: [id.databaseString]),
+                let owner: String = row["lease_owner"], let expiry: Double = row["lease_expires_at"]
+            else { return nil }
+            return Lease(owner: owner, expiresAt: Date(timeIntervalSince1970: expiry))
         }
     }
 
@@ -166,39 +337,14 @@ public final class SQLiteStore: HeraldStore {
         }
     }
 
-    public func updateNotification(_ notification: PushNotification, releaseQuota: Bool) async throws {
-        try await database.write { db in
-            let id = notification.id.databaseString
-            guard
-                let stored = try Row.fetchOne(
-                    db, sql: "SELECT status, quota_day, device_id FROM notification WHERE id = ?", arguments: [id])
-            else { throw StoreError.notFound("notification") }
-            if releaseQuota, stored["status"] == DeliveryStatus.pending.rawValue,
-                let day: String = stored["quota_day"]
-            {
-                try db.execute(
-                    sql: """
-                        UPDATE quota_counter SET successful = MAX(successful - 1, 0), errors = errors + 1
-                        WHERE device_id = ? AND day = ?
-                        """,
-                    arguments: [stored["device_id"] as String, day])
-            }
-            try db.execute(
-                sql: """
-                    UPDATE notification SET status = ?, attempts = ?, last_error = ?, provider_message_id = ?,
-                        updated_at = ?, next_attempt_at = ?, expires_at = ?
-                    WHERE id = ?
-                    """,
-                arguments: [
-                    notification.status.rawValue, notification.attempts, notification.lastError,
-                    notification.providerMessageID, notification.updatedAt.timeIntervalSince1970,
-                    notification.nextAttemptAt.timeIntervalSince1970, notification.expiresAt.timeIntervalSince1970, id,
-                ])
-        }
-    }
-
     public func quotaCounters(deviceID: Device.ID, day: String) async throws -> QuotaCounters {
-        try await database.read { db in try Self.counters(deviceID: deviceID.databaseString, day: day, db) }
+        try await database.read { db in
+            try Row.fetchOne(
+                db.cachedStatement(
+                    sql: "SELECT attempts, successful, errors, total FROM quota_counter WHERE device_id = ? AND day = ?"),
+                arguments: [deviceID.databaseString, day]
+            ).map(Self.counters) ?? QuotaCounters()
+        }
     }
 
     // MARK: Lifecycle
@@ -213,13 +359,8 @@ public final class SQLiteStore: HeraldStore {
 
     // MARK: Rows
 
-    private static func counters(deviceID: String, day: String, _ db: GRDB.Database) throws -> QuotaCounters {
-        guard
-            let row = try Row.fetchOne(
-                db, sql: "SELECT attempts, successful, errors, total FROM quota_counter WHERE device_id = ? AND day = ?",
-                arguments: [deviceID, day])
-        else { return QuotaCounters() }
-        return QuotaCounters(attempts: row["attempts"], successful: row["successful"], errors: row["errors"], total: row["total"])
+    private static func counters(_ row: Row) -> QuotaCounters {
+        QuotaCounters(attempts: row["attempts"], successful: row["successful"], errors: row["errors"], total: row["total"])
     }
 
     private static func arguments(_ device: Device) -> StatementArguments {
@@ -260,7 +401,7 @@ public final class SQLiteStore: HeraldStore {
             expiresAt: Date(timeIntervalSince1970: row["expires_at"]))
     }
 
-    private static func uuid(_ text: String) throws -> UUID {
+    static func uuid(_ text: String) throws -> UUID {
         guard let id = UUID(uuidString: text) else { throw CorruptRow(detail: "bad id \(text)") }
         return id
     }

@@ -1,0 +1,75 @@
+import Foundation
+import HeraldCore
+import Synchronization
+
+/// Devices recently read, by id and by USER_ID hash, so that a send reads its device from the database at most once
+/// (and usually not at all). The store that owns it invalidates an entry on every write to that device; entries also
+/// expire after `timeToLive`, which bounds how long a change made by another process (`herald limits set` on the same
+/// file) takes to be seen.
+final class DeviceCache: Sendable {
+    private struct Entry {
+        var device: Device
+        var expiresAt: ContinuousClock.Instant
+    }
+
+    private struct State {
+        var byID: [Device.ID: Entry] = [:]
+        var idByUserIDHash: [String: Device.ID] = [:]
+    }
+
+    private let state = Mutex(State())
+    private let capacity: Int
+    private let timeToLive: Duration
+
+    init(capacity: Int = 100_000, timeToLive: Duration = .seconds(10)) {
+        self.capacity = capacity
+        self.timeToLive = timeToLive
+    }
+
+    func device(id: Device.ID) -> Device? {
+        let now = ContinuousClock.now
+        return state.withLock { state in
+            guard let entry = state.byID[id], entry.expiresAt > now else { return nil }
+            return entry.device
+        }
+    }
+
+    func device(userIDHash: String) -> Device? {
+        let now = ContinuousClock.now
+        return state.withLock { state in
+            guard let id = state.idByUserIDHash[userIDHash], let entry = state.byID[id], entry.expiresAt > now else { return nil }
+            return entry.device
+        }
+    }
+
+    func remember(_ device: Device) {
+        let expiresAt = ContinuousClock.now.advanced(by: timeToLive)
+        state.withLock { state in
+            if state.byID.count >= capacity {
+                // Make room by dropping an arbitrary tenth; a cache miss only costs a read.
+                for _ in 0..<max(capacity / 10, 1) {
+                    guard let (id, entry) = state.byID.first else { break }
+                    state.byID[id] = nil
+                    state.idByUserIDHash[entry.device.userIDHash] = nil
+                }
+            }
+            if let previous = state.byID[device.id], previous.device.userIDHash != device.userIDHash {
+                state.idByUserIDHash[previous.device.userIDHash] = nil
+            }
+            state.byID[device.id] = Entry(device: device, expiresAt: expiresAt)
+            state.idByUserIDHash[device.userIDHash] = device.id
+        }
+    }
+
+    /// Forgets one device (it was written).
+    func invalidate(id: Device.ID) {
+        state.withLock { state in
+            if let entry = state.byID.removeValue(forKey: id) { state.idByUserIDHash[entry.device.userIDHash] = nil }
+        }
+    }
+
+    /// Forgets every device (a write that may touch several: a token moved away from other devices).
+    func invalidateAll() {
+        state.withLock { $0 = State() }
+    }
+}
