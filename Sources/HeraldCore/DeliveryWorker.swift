@@ -54,7 +54,9 @@ public final class DeliveryWorker: Service, Sendable {
         public var scheduleCapacity: Int
         /// How long a send request waits for the first attempt.
         public var deliveryWait: Duration
-        /// This instance's name in leases; unique per process unless set.
+        /// This instance's name in leases; unique per process unless set. An instance that restarts under the same
+        /// name takes back its own leases at once (they belong to its dead predecessor); under another name it waits
+        /// for them to expire.
         public var instanceID: String?
 
         public init(
@@ -207,6 +209,12 @@ public final class DeliveryWorker: Service, Sendable {
     // MARK: Service
 
     public func run() async throws {
+        do {
+            // A previous run of this instance that crashed left its leases: nothing holds them now, take them back.
+            try await store.releaseLeases(owner: instanceID)
+        } catch {
+            logger.error("Taking back the leases of a previous run failed", metadata: ["error": "\(error)"])
+        }
         let platforms = Set(providers.keys)
         if !platforms.isEmpty {
             do {

@@ -99,6 +99,9 @@ public final class GroupCommit: Sendable {
 
     /// Writes one batch as its leader, answers its callers, and passes leadership on.
     private func lead(ticket: UInt64) async -> Result<AcceptDecision?, any Error> {
+        // Let the tasks that are ready to run queue their entries first: it costs a few microseconds and makes the
+        // batches of concurrent requests much larger than what happened to arrive during the previous commit.
+        await Task.yield()
         let batch = state.withLock { state in
             let count = min(state.queue.count, Self.maximumBatch)
             let batch = Array(state.queue.prefix(count))

@@ -45,7 +45,8 @@ public func buildApplication(
         store: store, providers: providers, localChannel: hub, clock: clock,
         configuration: .init(
             maximumConcurrentDeliveries: configuration.deliveryConcurrency, leaseDuration: configuration.leaseDuration,
-            deliveryWait: configuration.deliveryWait, instanceID: configuration.instanceID),
+            deliveryWait: configuration.deliveryWait,
+            instanceID: configuration.instanceID ?? "\(ProcessInfo.processInfo.hostName):\(configuration.port)"),
         logger: logger)
     let pipeline = SendPipeline(
         store: store, worker: worker, clock: clock,

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import HeraldCore
+import HeraldStore
 import HeraldTesting
 import NIOCore
 import NIOHTTP1
@@ -60,6 +61,115 @@ struct CrashRecoveryTests {
 
         second.kill(SIGTERM)
         #expect(await second.waitForExit() == 0, "graceful shutdown on SIGTERM; log:\n\(second.log)")
+        try await apns.shutdown()
+    }
+
+    /// Group commit answers a request only once its own notification is committed: every notification answered 201
+    /// before a `kill -9` (taken while requests are in flight) is in the SQLite file afterwards.
+    @Test func everyAnsweredNotificationIsInTheFileAfterKillMinus9DuringConcurrentAccepts() async throws {
+        let directory = try TemporaryDirectory.make()
+        let path = directory.appendingPathComponent("herald.sqlite").path
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
+        environment.merge([
+            "HERALD_HOST": "127.0.0.1", "HERALD_PORT": "0", "HERALD_LOG_LEVEL": "info", "HERALD_DATABASE_URL": path,
+            "HERALD_RATE_LIMIT_DAILY": "1000000", "HERALD_DELIVERY_WAIT_MS": "0",
+        ]) { _, new in new }
+        let herald = try HeraldProcess(environment: environment)
+        let port = try await herald.port()
+        var userIDs: [String] = []
+        for index in 0..<4 {
+            let registered = try await post("http://127.0.0.1:\(port)/api/push/register", #"{"token": "\#(Fixtures.apnsToken(index + 1))"}"#)
+            userIDs.append(try #require(registered.json["user_id"]?.stringValue))
+        }
+        final class Answered: Sendable {
+            let ids = Mutex<Set<String>>([])
+        }
+        let answered = Answered()
+        let users = userIDs
+        let senders = Task {
+            await withTaskGroup(of: Void.self) { group in
+                for sender in 0..<16 {
+                    group.addTask {
+                        var index = 0
+                        while !Task.isCancelled {
+                            let body = #"{"user_id": "\#(users[sender % 4])", "title": "s\#(sender)-\#(index)", "body": "b"}"#
+                            guard let id = try? await postNotify(port: port, body: body) else { return }
+                            answered.ids.withLock { _ = $0.insert(id) }
+                            index += 1
+                        }
+                    }
+                }
+            }
+        }
+        #expect(await eventually { answered.ids.withLock { $0.count } >= 300 })
+        herald.kill(SIGKILL)  // requests are in flight
+        #expect(await herald.waitForExit() != 0)
+        await senders.value
+        let ids = answered.ids.withLock { $0 }
+        let store = try SQLiteStore(path: path)
+        var missing = 0
+        for id in ids {
+            if try await store.notification(id: try #require(UUID(uuidString: id))) == nil { missing += 1 }
+        }
+        #expect(missing == 0, "\(missing) of \(ids.count) answered notifications are not in the file")
+        try await store.close()
+    }
+
+    /// A notification leased by an instance that died is delivered by the next one, once the lease has expired,
+    /// and exactly once.
+    @Test func leasesOfAKilledInstanceAreTakenOverAfterTheyExpire() async throws {
+        let key = TestKey()
+        let topic = "io.herald.lease"
+        let apns = try await APNsDouble.start(environment: .production, keys: [.init(key)], topics: [topic])
+        apns.stallNext(1_000)  // the first instance's attempts never get an answer: they are in flight at the kill
+        let directory = try TemporaryDirectory.make()
+        let path = directory.appendingPathComponent("herald.sqlite").path
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
+        environment.merge([
+            "HERALD_HOST": "127.0.0.1", "HERALD_PORT": "0", "HERALD_LOG_LEVEL": "info", "HERALD_DATABASE_URL": path,
+            "HERALD_DELIVERY_WAIT_MS": "0", "HERALD_LEASE_SECONDS": "3", "HERALD_APNS_TIMEOUT": "60",
+            "HERALD_APNS_KEY_PATH": try key.writeP8(in: directory), "HERALD_APNS_KEY_ID": key.keyID,
+            "HERALD_APNS_TEAM_ID": key.teamID, "HERALD_APNS_TOPIC": topic,
+            "HERALD_APNS_PRODUCTION_URL": apns.baseURL, "HERALD_APNS_SANDBOX_URL": apns.baseURL,
+            "HERALD_APNS_CA_PATH": apns.caPath,
+        ]) { _, new in new }
+
+        // Two instances (as on two hosts): the second must wait for the first one's leases to expire.
+        let first = try HeraldProcess(environment: environment.merging(["HERALD_INSTANCE_ID": "first"]) { _, new in new })
+        let port = try await first.port()
+        let base = "http://127.0.0.1:\(port)"
+        let registered = try await post(base + "/api/push/register", #"{"token": "\#(Fixtures.apnsToken(0x6b))"}"#)
+        let userID = try #require(registered.json["user_id"]?.stringValue)
+        var ids: [UUID] = []
+        for index in 0..<3 {
+            let sent = try await post(base + "/api/push/notify", #"{"user_id": "\#(userID)", "title": "Event \#(index)", "body": "Garden"}"#)
+            #expect(sent.status == 201)
+            ids.append(try #require(sent.json["id"]?.stringValue.flatMap(UUID.init(uuidString:))))
+        }
+        #expect(await eventually { apns.requests.count == 3 }, "the three attempts reached the double")
+        first.kill(SIGKILL)
+        #expect(await first.waitForExit() != 0)
+
+        let store = try SQLiteStore(path: path)
+        var expiries: [String: Date] = [:]
+        for id in ids {
+            let lease = try #require(try await store.lease(of: id), "the dead instance still holds the lease")
+            expiries[id.uuidString.lowercased()] = lease.expiresAt
+        }
+        try await store.close()
+        apns.clearFaults()
+
+        let second = try HeraldProcess(environment: environment.merging(["HERALD_INSTANCE_ID": "second"]) { _, new in new })
+        _ = try await second.port()
+        let wanted = Set(expiries.keys)
+        #expect(await eventually(attempts: 600) { Set(apns.acceptedPushes.compactMap { $0.header("apns-id") }) == wanted })
+        for push in apns.acceptedPushes {
+            let expiry = try #require(push.header("apns-id").flatMap { expiries[$0] })
+            #expect(push.receivedAt >= expiry, "delivered before the dead instance's lease expired")
+        }
+        #expect(apns.acceptedPushes.count == 3, "each delivered exactly once")
+        second.kill(SIGTERM)
+        #expect(await second.waitForExit() == 0)
         try await apns.shutdown()
     }
 

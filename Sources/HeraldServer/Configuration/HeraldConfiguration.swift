@@ -23,7 +23,8 @@ public struct HeraldConfiguration: Sendable {
     /// How long a delivery claim (lease) lasts in the store; renewed every third of it while held. After a crash,
     /// another instance (or the restarted one) takes over the notifications in flight once their leases expire.
     public var leaseDuration: TimeInterval = 30
-    /// This instance's name in the store's leases; a fresh unique name per process when `nil`.
+    /// This instance's name in the store's leases; `HOSTNAME:PORT` when `nil`. A restarted instance with the same name
+    /// takes back the leases its crashed predecessor held at once; instances sharing a database need distinct names.
     public var instanceID: String?
     /// How long a WebSocket client has to confirm a notification before it goes to the cloud provider.
     public var webSocketConfirmTimeout: Duration = .seconds(10)

@@ -16,6 +16,7 @@ public final class SQLiteStore: HeraldStore {
     let database: DatabasePool
     let devices = DeviceCache()
     private let writeTransactions = Atomic(0)
+    private let scheduleReads = Atomic(0)
 
     /// Opens (creating if needed) the database at `path` and brings its schema up to date.
     public init(path: String) throws {
@@ -35,6 +36,8 @@ public final class SQLiteStore: HeraldStore {
 
     /// Write transactions committed by this instance (tests check that the group commit batches).
     public var committedWriteTransactions: Int { writeTransactions.load(ordering: .relaxed) }
+    /// Reads of the outbox schedule (``scheduledAttempts(at:limit:)``) by this instance.
+    public var scheduleReadCount: Int { scheduleReads.load(ordering: .relaxed) }
 
     /// A write transaction, counted.
     private func write<T: Sendable>(_ body: @Sendable @escaping (GRDB.Database) throws -> T) async throws -> T {
@@ -262,7 +265,8 @@ public final class SQLiteStore: HeraldStore {
     }
 
     public func scheduledAttempts(at now: Date, limit: Int) async throws -> [ScheduledAttempt] {
-        try await database.read { db in
+        scheduleReads.add(1, ordering: .relaxed)
+        return try await database.read { db in
             try Row.fetchAll(
                 db.cachedStatement(
                     sql: """

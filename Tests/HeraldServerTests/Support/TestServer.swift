@@ -28,9 +28,12 @@ struct TestServer {
         configuration.deliveryWait = .seconds(5)
     }
 
+    /// The store the server uses, when the test wants to watch it (otherwise one is opened from `databaseURL`).
+    var store: (any HeraldStore)?
+
     /// Runs `test` with a client connected to a live server.
     func run<Value: Sendable>(_ test: @Sendable (any TestClientProtocol) async throws -> Value) async throws -> Value {
-        let app = try await buildApplication(configuration, clock: clock)
+        let app = try await buildApplication(configuration, clock: clock, store: store)
         return try await app.test(.live, test)
     }
 

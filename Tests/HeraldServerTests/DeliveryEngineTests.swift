@@ -1,0 +1,213 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import HeraldCore
+import HeraldServer
+import HeraldStore
+import HeraldTesting
+import HummingbirdTesting
+import NIOCore
+import NIOHTTP1
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Noon UTC, so that moving the test clock by minutes never crosses a quota day.
+private func noonClock() -> TestClock { TestClock(Date(timeIntervalSince1970: 1_763_769_600 + 43_200)) }
+
+/// The delivery engine: group commit, leases, the scheduler, and the defects the rebuild removed.
+@Suite("Delivery engine")
+struct DeliveryEngineTests {
+    /// Every slot busy (a WebSocket delivery waits for its confirmation) must not strand a notification for a
+    /// WebSocket-only device whose client is connected: it waits for a slot and is delivered.
+    @Test func aNotificationArrivingWhileEverySlotIsBusyIsDeliveredToAConnectedWebSocketClient() async throws {
+        var server = try TestServer()
+        server.configuration.deliveryConcurrency = 1
+        server.configuration.webSocketConfirmTimeout = .seconds(3)
+        server.configuration.deliveryWait = .milliseconds(100)
+        try await server.run { client in
+            let port = try #require(client.port)
+            let busy = try await registerWebSocketDevice(client)
+            let idle = try await registerWebSocketDevice(client)
+            let slowSocket = WebSocketTestClient(port: port)
+            await slowSocket.subscribe(busy, confirm: true)  // takes the only slot until its confirmation times out
+            let socket = WebSocketTestClient(port: port)
+            await socket.subscribe(idle, confirm: false)
+
+            _ = try await client.notify(busy.userID, title: "holds the slot")
+            #expect(await slowSocket.next()?["event"] != nil)
+            let sent = try await client.notify(idle.userID, title: "must not be stranded")
+            #expect(sent.status == .created)
+            let id = try #require(try sent.json()["id"]?.stringValue)
+            let event = try #require(await socket.next(within: 15)?["event"]?.objectValue)
+            #expect(event["id"] == .string(id))
+            #expect(event["title"] == "must not be stranded")
+            #expect(try await eventually { try await status(of: id, client, idle)["status"] == "delivered" })
+            await socket.close()
+            await slowSocket.close()
+        }
+    }
+
+    /// A parked notification (no provider can take it) expires at its time to live and gives its quota back.
+    @Test func aParkedNotificationExpiresAtItsTimeToLive() async throws {
+        var configured = try TestServer(clock: noonClock())
+        configured.configuration.notificationTTL = 60
+        let server = configured
+        try await server.run { client in
+            let registration = try await client.register()  // an APNs device, but no APNs key is configured
+            let sent = try await client.notify(registration.userID)
+            #expect(sent.status == .created)
+            let json = try sent.json()
+            #expect(json["status"] == "queued")
+            #expect(json["warning"]?.stringValue?.contains("No delivery provider") == true)
+            let id = try #require(json["id"]?.stringValue)
+            #expect(try await status(of: id, client, registration)["status"] == "pending")
+
+            server.clock.advance(by: 61)
+            #expect(try await eventually { try await status(of: id, client, registration)["status"] == "expired" })
+            let limits = try await client.post("/api/push/homeassistant/rate_limits", #"{"push_token": "\#(registration.userID)"}"#).json()
+            #expect(limits["rateLimits"]?.objectValue?["errors"] == 1)
+            #expect(limits["rateLimits"]?.objectValue?["successful"] == 0)
+        }
+    }
+
+    /// A WebSocket-only device whose client stays connected but does not confirm gets the notification again, with
+    /// back-off, until it confirms.
+    @Test func anUnconfirmedNotificationForAWebSocketOnlyDeviceIsRetriedWhileTheClientStaysConnected() async throws {
+        var configured = try TestServer(clock: noonClock())
+        configured.configuration.webSocketConfirmTimeout = .seconds(1)
+        configured.configuration.deliveryWait = .milliseconds(100)
+        let server = configured
+        try await server.run { client in
+            let registration = try await registerWebSocketDevice(client)
+            let socket = WebSocketTestClient(port: try #require(client.port))
+            await socket.subscribe(registration, confirm: true)
+            let sent = try await client.notify(registration.userID)
+            let id = try #require(try sent.json()["id"]?.stringValue)
+            let first = try #require(await socket.next()?["event"]?.objectValue)
+            #expect(first["id"] == .string(id))
+            // Not confirmed: after the confirmation timeout it is scheduled again (back-off on Herald's clock).
+            #expect(try await eventually { try await status(of: id, client, registration)["attempts"] == 1 })
+            server.clock.advance(by: 10)
+            let second = try #require(await socket.next(within: 15)?["event"]?.objectValue)
+            #expect(second["id"] == .string(id))
+            let confirmID = try #require(second["hass_confirm_id"]?.stringValue)
+            #expect(confirmID != first["hass_confirm_id"]?.stringValue)
+            socket.send(#"{"id": 9, "type": "push_notification_confirm", "confirm_id": "\#(confirmID)"}"#)
+            #expect(await socket.next() == ["id": 9, "type": "result", "success": true])
+            #expect(try await eventually { try await status(of: id, client, registration)["status"] == "delivered" })
+            #expect(try await status(of: id, client, registration)["attempts"] == 2)
+            await socket.close()
+        }
+    }
+
+    /// The "quota used up" notice is sent once per device and day, also when a failure gave quota back.
+    @Test func theQuotaNoticeIsQueuedOnceADayEvenAfterAFailureGaveQuotaBack() async throws {
+        var configured = try TestServer(dailyLimit: 1, clock: noonClock())
+        configured.configuration.notificationTTL = 60
+        let server = configured
+        let (userID, deviceID) = try await server.run { client in
+            let registration = try await registerWebSocketDevice(client)  // no client connected: parked
+            let first = try await client.notify(registration.userID, title: "first")
+            let firstID = try #require(try first.json()["id"]?.stringValue)
+            server.clock.advance(by: 61)  // the first expires and gives its quota back
+            #expect(try await eventually { try await status(of: firstID, client, registration)["status"] == "expired" })
+            #expect(try await client.notify(registration.userID, title: "second").status == .created)
+            #expect(try await client.notify(registration.userID, title: "third").status == .tooManyRequests)
+            let store = try server.openStore()
+            let device = try #require(try await store.device(userIDHash: Secrets.hash(registration.userID)))
+            try await store.close()
+            return (registration.userID, device.id)
+        }
+        let store = try server.openStore()
+        let pending = try await store.pendingNotifications(deviceID: deviceID, limit: 10)
+        #expect(pending.filter { $0.collapseID == "herald-rate-limit" }.count == 1, "USER_ID \(userID.prefix(8))")
+        #expect(pending.count == 2)  // the notice and the second notification
+        try await store.close()
+    }
+
+    /// Concurrent accepts share transactions: fewer commits than notifications, each delivered once.
+    @Test func concurrentAcceptsAreGroupCommitted() async throws {
+        var started = try await APNsTestServer.start()
+        let store = try SQLiteStore(path: started.server.databasePath)
+        started.server.store = store
+        started.server.configuration.deliveryWait = .zero
+        let apns = started
+        try await apns.server.run { client in
+            var userIDs: [String] = []
+            for device in 1...4 { userIDs.append(try await client.register(token: Fixtures.apnsToken(device)).userID) }
+            let port = try #require(client.port)
+            let commitsBefore = store.committedWriteTransactions
+            let ids = try await sendConcurrently(port: port, userIDs: userIDs, count: 200, concurrency: 50)
+            #expect(ids.count == 200)
+            #expect(await eventually { Set(apns.production.acceptedPushes.compactMap { $0.header("apns-id") }) == ids })
+            let commits = store.committedWriteTransactions - commitsBefore
+            // 200 accepts and 200 delivery outcomes: one transaction each would be 400.
+            #expect(commits < 200, "\(commits) commits for 200 notifications")
+            #expect(apns.production.acceptedPushes.count == 200)
+            // No outbox scan per finished attempt: the schedule is read at start and on its refill period only.
+            #expect(store.scheduleReadCount < 10, "\(store.scheduleReadCount) schedule reads")
+        }
+        try await apns.shutdown()
+    }
+
+    private func registerWebSocketDevice(_ client: some TestClientProtocol) async throws -> Registration {
+        let registered = try await client.post("/api/push/register", #"{"platform": "websocket"}"#).json()
+        return Registration(
+            userID: try #require(registered["user_id"]?.stringValue), secret: try #require(registered["device_secret"]?.stringValue))
+    }
+
+    private func status(of id: String, _ client: some TestClientProtocol, _ registration: Registration) async throws -> JSONObject {
+        try await client.execute(uri: "/api/push/notifications/\(id)", method: .get, headers: registration.bearer).json()
+    }
+}
+
+/// Sends `count` notifications over `concurrency` keep-alive connections, spread over the USER_IDs; returns the ids
+/// of those answered 201.
+func sendConcurrently(port: Int, userIDs: [String], count: Int, concurrency: Int) async throws -> Set<String> {
+    final class Counter: Sendable {
+        let value = Atomic(0)
+    }
+    let next = Counter()
+    // HTTPClient.shared opens at most 8 connections to one host: a client of its own opens one per sender.
+    let client = HTTPClient(
+        eventLoopGroup: HTTPClient.defaultEventLoopGroup,
+        configuration: .init(connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: concurrency)))
+    do {
+        let ids = try await withThrowingTaskGroup(of: [String].self) { group in
+            for _ in 0..<concurrency {
+                group.addTask {
+                    var ids: [String] = []
+                    while true {
+                        let index = next.value.add(1, ordering: .relaxed).oldValue
+                        guard index < count else { return ids }
+                        let userID = userIDs[index % userIDs.count]
+                        let body = #"{"user_id": "\#(userID)", "title": "n\#(index)", "body": "b"}"#
+                        if let id = try await postNotify(port: port, body: body, client: client) { ids.append(id) }
+                    }
+                }
+            }
+            return try await group.reduce(into: Set<String>()) { $0.formUnion($1) }
+        }
+        try await client.shutdown()
+        return ids
+    } catch {
+        try? await client.shutdown()
+        throw error
+    }
+}
+
+/// `POST /api/push/notify`; the notification id when the answer is 201.
+func postNotify(port: Int, body: String, client: HTTPClient = .shared) async throws -> String? {
+    var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/api/push/notify")
+    request.method = .POST
+    request.headers.add(name: "Content-Type", value: "application/json")
+    request.body = .bytes(ByteBuffer(string: body))
+    let response = try await client.execute(request, timeout: .seconds(30))
+    let bytes = try await response.body.collect(upTo: 1 << 16)
+    guard response.status == .created else { return nil }
+    return try JSONValue.decode(Data(bytes.readableBytesView)).objectValue?["id"]?.stringValue
+}
