@@ -104,6 +104,7 @@ struct CrashRecoveryTests {
         #expect(await eventually { answered.ids.withLock { $0.count } >= 300 })
         herald.kill(SIGKILL)  // requests are in flight
         #expect(await herald.waitForExit() != 0)
+        senders.cancel()  // requests queued for a connection would otherwise wait for their timeout
         await senders.value
         let ids = answered.ids.withLock { $0 }
         let store = try SQLiteStore(path: path)
