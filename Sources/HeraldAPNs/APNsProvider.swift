@@ -12,17 +12,8 @@ import NIOSSL
 /// `authorization`, `apns-push-type`, `apns-topic`, `apns-priority`, `apns-expiration`, `apns-id` and, when set,
 /// `apns-collapse-id`; the body is the stored payload, byte for byte.
 ///
-/// Answers are classified once:
-/// - `200` → ``DeliveryResult/delivered(providerMessageID:)`` with the `apns-id`.
-/// - `410 Unregistered`/`ExpiredToken`, `400 BadDeviceToken`/`DeviceTokenNotForTopic`
-///   → ``DeliveryResult/deadToken(reason:)``.
-/// - `429`, `5xx`, timeouts and connection failures → ``DeliveryResult/retry(reason:after:)``
-///   (`TooManyRequests` no earlier than 60 s).
-/// - `403 ExpiredProviderToken` → the token is renewed once and the push re-sent at once; a second refusal is a retry.
-/// - `429 TooManyProviderTokenUpdates` → the token is kept, the connection that saw it replaced, and a retry returned.
-/// - A connection closed (or GOAWAY) before the answer → the client is replaced and the push re-sent once at once on
-///   a fresh connection; a second loss is a retry.
-/// - `413` and every other `4xx` → ``DeliveryResult/failed(reason:)``.
+/// Every answer and transport error is classified once, by ``APNsClassification`` (its table lists the rules); the
+/// verdict travels back to the delivery worker and from there to the sender's HTTP answer.
 ///
 /// ```swift
 /// let provider = try APNsProvider(configuration: configuration, logger: logger)
@@ -96,12 +87,13 @@ public final class APNsProvider: PushProvider {
     /// Sends one notification and classifies the answer; see the type's documentation for the rules.
     public func send(_ notification: PushNotification, to device: Device) async -> DeliveryResult {
         let apnsID = notification.id.uuidString.lowercased()
-        var logger = self.logger
-        logger[metadataKey: "apns-id"] = "\(apnsID)"
         guard let deviceToken = device.token, !deviceToken.isEmpty else {
             return .failed(reason: "MissingDeviceToken")
         }
-        logger[metadataKey: "device-token"] = "\(deviceToken.prefix(8))…"
+        // Built only when a line is logged (swift-log takes metadata as an autoclosure).
+        func context(_ more: Logger.Metadata = [:]) -> Logger.Metadata {
+            more.merging(["apns-id": "\(apnsID)", "device-token": "\(deviceToken.prefix(8))…"]) { new, _ in new }
+        }
         // A token that is not hex would not survive the URL, and APNs would call it BadDeviceToken anyway.
         guard Secrets.isHex(deviceToken), let baseURL = baseURLs[device.environment] else {
             return .deadToken(reason: APNsErrorReason.badDeviceToken.rawValue)
@@ -117,46 +109,30 @@ public final class APNsProvider: PushProvider {
             }
             let request = makeRequest(notification, url: url, apnsID: apnsID, providerToken: providerToken)
             let outcome = await execute(request, on: lease.client, logger: logger)
-            switch outcome {
-            case .answered(let response) where response.reason == .tooManyProviderTokenUpdates:
-                if pool.recycle(lease) {
-                    logger.warning("APNs: TooManyProviderTokenUpdates, replacing the connection")
-                }
-            case .connectionLost:
-                // AsyncHTTPClient may not have noticed the closed connection yet when the failed stream reports;
-                // a fresh client guarantees the re-send goes out on a new connection.
-                pool.recycle(lease)
-            default:
-                break
+            if APNsClassification.replacesConnection(after: outcome), pool.recycle(lease) {
+                // A fresh client guarantees that a re-send goes out on a new connection (AsyncHTTPClient may not
+                // have noticed the closed one yet), and that TooManyProviderTokenUpdates stops.
+                logger.info("APNs: replacing a connection", metadata: context())
             }
             await pool.release(lease)
 
-            switch outcome {
-            case .answered(let response):
-                if response.status == 403, response.reason == .expiredProviderToken, !hasRenewedToken,
-                    let renewed = tokenIssuer.renewAfterExpiry(of: providerToken)
-                {
-                    logger.warning("APNs: ExpiredProviderToken, renewing the provider token and re-sending")
-                    hasRenewedToken = true
-                    providerToken = renewed
-                    continue
+            let step = APNsClassification.nextStep(
+                after: outcome, hasRenewedToken: hasRenewedToken, hasResent: hasResentAfterConnectionLoss,
+                timeout: configuration.requestTimeout.heraldDescription)
+            switch step {
+            case .renewTokenAndResend:
+                guard let renewed = tokenIssuer.renewAfterExpiry(of: providerToken) else {
+                    return .retry(reason: APNsErrorReason.expiredProviderToken.rawValue, after: nil)
                 }
-                let result = response.deliveryResult
-                log(result, status: response.status, logger: logger)
+                logger.warning("APNs: ExpiredProviderToken, renewing the provider token and re-sending", metadata: context())
+                hasRenewedToken = true
+                providerToken = renewed
+            case .resendOnFreshConnection:
+                logger.info("APNs: connection closed before the answer, re-sending once", metadata: context())
+                hasResentAfterConnectionLoss = true
+            case .finish(let result):
+                log(result, outcome: outcome, context: context)
                 return result
-            case .connectionLost(let description):
-                guard hasResentAfterConnectionLoss else {
-                    logger.info("APNs: connection closed before the answer (\(description)), re-sending once")
-                    hasResentAfterConnectionLoss = true
-                    continue
-                }
-                return .retry(reason: "connection closed before the answer: \(description)", after: nil)
-            case .timedOut:
-                logger.warning("APNs: no answer within \(configuration.requestTimeout.heraldDescription)")
-                return .retry(reason: "no answer within \(configuration.requestTimeout.heraldDescription)", after: nil)
-            case .failed(let description):
-                logger.warning("APNs: request failed: \(description)")
-                return .retry(reason: description, after: nil)
             }
         }
     }
@@ -194,20 +170,21 @@ public final class APNsProvider: PushProvider {
                     status: Int(response.status.code), apnsID: response.headers.first(name: "apns-id"),
                     body: Data(body.readableBytesView)))
         } catch {
-            return APNsAttemptOutcome(error)
+            return APNsClassification.outcome(of: error)
         }
     }
 
-    private func log(_ result: DeliveryResult, status: Int, logger: Logger) {
+    private func log(_ result: DeliveryResult, outcome: APNsAttemptOutcome, context: (Logger.Metadata) -> Logger.Metadata) {
+        let status = if case .answered(let response) = outcome { "\(response.status)" } else { "none" }
         switch result {
         case .delivered:
-            logger.debug("APNs: delivered")
+            logger.debug("APNs: delivered", metadata: context([:]))
         case .deadToken(let reason):
-            logger.info("APNs: dead device token", metadata: ["status": "\(status)", "reason": "\(reason)"])
+            logger.info("APNs: dead device token", metadata: context(["status": "\(status)", "reason": "\(reason)"]))
         case .retry(let reason, _):
-            logger.warning("APNs: will retry", metadata: ["status": "\(status)", "reason": "\(reason)"])
+            logger.warning("APNs: will retry", metadata: context(["status": "\(status)", "reason": "\(reason)"]))
         case .failed(let reason):
-            logger.error("APNs: refused", metadata: ["status": "\(status)", "reason": "\(reason)"])
+            logger.error("APNs: refused", metadata: context(["status": "\(status)", "reason": "\(reason)"]))
         }
     }
 }

@@ -8,7 +8,7 @@ import Testing
 struct APNsResponseTests {
     private func classify(_ status: Int, _ reason: String?) -> DeliveryResult {
         let body = reason.map { Data(#"{"reason":"\#($0)"}"#.utf8) } ?? Data()
-        return APNsResponse(status: status, apnsID: "id", body: body).deliveryResult
+        return APNsClassification.result(of: APNsResponse(status: status, apnsID: "id", body: body))
     }
 
     @Test func classifiesEveryClass() {
