@@ -7,12 +7,12 @@ public enum Secrets {
     /// 256 random bits as 64 lowercase hex characters.
     public static func random256BitHex() -> String {
         var generator = SystemRandomNumberGenerator()
-        return (0..<32).map { _ in hexByte(UInt8.random(in: .min ... .max, using: &generator)) }.joined()
+        return hex((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
     }
 
     /// The lowercase hex SHA-256 of a secret, which is what the stores keep.
     public static func hash(_ secret: String) -> String {
-        SHA256.hash(data: Data(secret.utf8)).map(hexByte).joined()
+        hex(SHA256.hash(data: Data(secret.utf8)))
     }
 
     /// Whether `secret` hashes to `expectedHash`, compared in constant time.
@@ -42,8 +42,16 @@ public enum Secrets {
         }
     }
 
-    private static func hexByte(_ byte: UInt8) -> String {
-        let digits = Array("0123456789abcdef")
-        return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0f)]])
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// Lowercase hex of some bytes, written into one buffer.
+    private static func hex(_ bytes: some Sequence<UInt8>) -> String {
+        var text: [UInt8] = []
+        text.reserveCapacity(64)
+        for byte in bytes {
+            text.append(hexDigits[Int(byte >> 4)])
+            text.append(hexDigits[Int(byte & 0x0f)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 }

@@ -16,6 +16,15 @@ struct ConfigurationTests {
         #expect(configuration.logLevel == .info)
         #expect(configuration.apns == nil)
         #expect(configuration.webSocketConfirmTimeout == .seconds(10))
+        #expect(configuration.leaseDuration == 30)
+        #expect(configuration.instanceID == nil)
+    }
+
+    @Test func leaseAndInstanceOptions() throws {
+        let configuration = try ConfigurationLoader.load(
+            file: nil, environment: ["HERALD_LEASE_SECONDS": "12", "HERALD_INSTANCE_ID": "herald-a"])
+        #expect(configuration.leaseDuration == 12)
+        #expect(configuration.instanceID == "herald-a")
     }
 
     @Test func theEnvironmentWinsOverTheFile() throws {
@@ -58,6 +67,8 @@ struct ConfigurationTests {
         (["HERALD_PORT": "99999"], "HERALD_PORT"),
         (["HERALD_PORT": "eighty"], "HERALD_PORT"),
         (["HERALD_RATE_LIMIT_DAILY": "0"], "HERALD_RATE_LIMIT_DAILY"),
+        (["HERALD_LEASE_SECONDS": "1"], "HERALD_LEASE_SECONDS"),
+        (["HERALD_INSTANCE_ID": "two words"], "HERALD_INSTANCE_ID"),
         (["HERALD_LOG_LEVEL": "loud"], "HERALD_LOG_LEVEL"),
         (["HERALD_PROT": "8080"], "HERALD_PROT"),
         (["HERALD_APNS_KEY_ID": "ABCDEFGHIJ"], "HERALD_APNS_KEY_PATH"),
