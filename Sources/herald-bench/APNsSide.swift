@@ -61,9 +61,12 @@ final class DeliveryRecorder: Sendable {
         return times.withLock { $0 }
     }
 
-    /// The number of distinct `apns-id`s answered `200` since `start()`, and the time of the last first answer.
-    var snapshot: (count: Int, last: ContinuousClock.Instant?) {
-        times.withLock { times in (times.count, times.values.max()) }
+    /// The number of distinct `apns-id`s answered `200` since `start()`.
+    var count: Int { times.withLock { $0.count } }
+
+    /// How many of `ids` have no `200` yet.
+    func missing(from ids: Set<String>) -> Int {
+        times.withLock { times in ids.count { times[$0] == nil } }
     }
 
     func answered(status: Int, apnsID: String) {

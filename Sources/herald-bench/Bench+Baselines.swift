@@ -6,38 +6,41 @@ extension Bench {
     /// (a) the HTTP stack's own limit: a bare Hummingbird route in a child process, same load, same body;
     /// (b) the APNs double's own limit: a bare HTTP/2 client with valid provider tokens.
     func baselines() async throws -> Baselines {
-        Progress.shared.phase("Baseline a: bare Hummingbird route (child process), \(plan.clients) clients")
+        Progress.shared.phase("Baseline a: bare Hummingbird route (child process), wrk, \(plan.clients) connections")
         let bare = try ChildProcess(
             name: "bare-server", executable: binaries.bench, arguments: ["bare-server"],
             environment: ProcessInfo.processInfo.environment)
         let (port, _) = try await bare.waitUntilListening()
         try await Task.sleep(for: .seconds(1))
         let idleRSS = ProcessStats.residentBytes(of: bare.pid) ?? 0
-        let client = LoadClient(port: port, connections: plan.clients)
-        let body = DeviceIdentity.seeded(0, salt: "bare").identity.notifyBody()
+        // The same body shape as scenario 1, for as many (made-up) users as scenario 1 has devices.
+        let bodies = (0..<plan.apnsDevices).map { DeviceIdentity.seeded($0, salt: "bare").identity.notifyBody() }
+        let load = try wrk.load("baseline-a", path: "/api/push/notify", bodies: bodies, connections: plan.clients)
         let cpu = CPUWindow(pid: bare.pid)
-        let result = await ClosedLoop.run(
-            concurrency: plan.clients, warmup: plan.warmup, duration: plan.measure, label: "bare stack", observers: [cpu]
-        ) { _ in
-            switch await Self.notify(client, body: body) {
-            case .success: .success(())
-            case .failure(let failure): .failure(failure)
-            }
-        }
-        await client.shutdown()
+        let (_, result) = try await wrk.run(
+            load, port: port, warmup: plan.warmup, duration: plan.measure, label: "bare stack", observers: [cpu])
         await bare.stop()
         if let note = result.failureNote("bare stack") { report.note(note) }
+        let scenario = "baseline"
         report.add(
             Figure(
-                scenario: "baseline", name: "bare Hummingbird route, \(plan.clients) clients", value: result.perSecond,
+                scenario: scenario, name: "bare Hummingbird route, wrk, \(plan.clients) connections", value: result.perSecond,
                 unit: "req/s"))
         report.add(
             Figure(
-                scenario: "baseline", name: "bare route request latency p99 at saturation",
-                value: result.latency.milliseconds(atPercentile: 99), unit: "ms"))
+                scenario: scenario, name: "bare route request latency p99 at saturation (wrk)",
+                value: result.milliseconds(atPercentile: 99), unit: "ms"))
         report.add(
-            Figure(scenario: "baseline", name: "bare Hummingbird idle RSS", value: Double(idleRSS) / 1_048_576, unit: "MB"))
-        cpu.report(into: report, scenario: "baseline", what: "bare server")
+            Figure(scenario: scenario, name: "bare Hummingbird idle RSS", value: Double(idleRSS) / 1_048_576, unit: "MB"))
+        cpu.report(into: report, scenario: scenario, what: "bare server")
+        let cpuPerRequest = cpu.milliseconds(per: result.succeeded)
+        if let cpuPerRequest {
+            report.add(
+                Figure(
+                    scenario: scenario, name: "bare server CPU per request (user+system)", value: cpuPerRequest,
+                    unit: "ms CPU"))
+        }
+        reportGenerator(result, into: scenario)
 
         Progress.shared.phase("Baseline b: APNs double, bare HTTP/2 client (2 connections, 256 streams in flight)")
         let benchCPU = CPUWindow(pid: 0)
@@ -50,7 +53,17 @@ extension Bench {
                 scenario: "baseline", name: "APNs double, bare HTTP/2 client (same process)", value: doubleRate,
                 unit: "push/s"))
         benchCPU.report(into: report, scenario: "baseline", what: "bench process (double + its client)")
-        return Baselines(bareStack: result.perSecond, bareIdleRSS: idleRSS, double: doubleRate)
+        return Baselines(
+            bareStack: result.perSecond, bareIdleRSS: idleRSS, bareCPUPerRequest: cpuPerRequest, double: doubleRate)
+    }
+
+    /// wrk's own CPU over its run, so that the reader can see whether the load generator was a bottleneck.
+    func reportGenerator(_ result: WrkResult, into scenario: String) {
+        guard result.window > .zero else { return }
+        report.add(
+            Figure(
+                scenario: scenario, name: "CPU of wrk (the load generator, its whole run)",
+                value: result.cpuSeconds / result.window.seconds, unit: "cores"))
     }
 }
 
@@ -87,6 +100,17 @@ final class CPUWindow: WindowObserver {
             }
             return (end - start) / (endAt - startAt).seconds
         }
+    }
+
+    /// User + system CPU time over the window, in seconds.
+    var seconds: Double? {
+        times.withLock { times in times.start.flatMap { start in times.end.map { $0 - start } } }
+    }
+
+    /// CPU time over the window per unit of work done in it (a request, a delivered notification), in milliseconds.
+    func milliseconds(per count: Int) -> Double? {
+        guard count > 0, let seconds else { return nil }
+        return seconds * 1_000 / Double(count)
     }
 
     func report(into report: Report, scenario: String, what: String) {

@@ -1,12 +1,6 @@
-import Crypto
 import Foundation
 import HeraldCore
-import HeraldTesting
 import NIOCore
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 extension Bench {
     /// Scenario 5: notify throughput with many registered devices against 1,000, database size per device,
@@ -41,30 +35,38 @@ extension Bench {
                 Figure(
                     scenario: scenario, name: "startup to listening, \(Format.grouped(Double(store.count))) devices",
                     value: startup.milliseconds, unit: "ms"))
-            let client = LoadClient(port: port, connections: plan.clients)
             let count = store.count
             let salt = store.salt
-            let result = await ClosedLoop.run(
-                concurrency: plan.clients, warmup: plan.warmup, duration: plan.scaleMeasure,
-                label: "notify, \(Format.grouped(Double(count))) devices"
-            ) { index in
-                let body = DeviceIdentity.seeded(Self.spread(index, over: count), salt: salt).identity.notifyBody()
-                switch await Self.notify(client, body: body) {
-                case .success: return .success(())
-                case .failure(let failure): return .failure(failure)
-                }
+            // The same number of bodies for both stores, each to a device picked at random (SplitMix64 order).
+            let bodies = (0..<plan.scaleBodies).map { index in
+                DeviceIdentity.seeded(Self.spread(index, over: count), salt: salt).identity.notifyBody()
             }
+            let load = try wrk.load("scenario-5-\(count)", path: "/api/push/notify", bodies: bodies, connections: plan.clients)
+            let heraldCPU = CPUWindow(pid: herald.pid)
+            let deliveries = DeliveryWindow(apns)
+            let (_, result) = try await wrk.run(
+                load, port: port, warmup: plan.warmup, duration: plan.scaleMeasure,
+                label: "notify, \(Format.grouped(Double(count))) devices", observers: [heraldCPU, deliveries])
             if let note = result.failureNote("scenario 5, \(count) devices") { report.note(note) }
             rates[count] = result.perSecond
             report.add(
                 Figure(
-                    scenario: scenario, name: "notify accepted/s, \(Format.grouped(Double(count))) devices",
+                    scenario: scenario, name: "notify accepted/s, \(Format.grouped(Double(count))) devices (wrk)",
                     value: result.perSecond, unit: "req/s", ratio: result.perSecond / baselines.bareStack,
                     ratioTo: "bare stack"))
+            if let perNotification = heraldCPU.milliseconds(per: deliveries.delivered) {
+                report.add(
+                    Figure(
+                        scenario: scenario,
+                        name: "Herald CPU per delivered notification, \(Format.grouped(Double(count))) devices",
+                        value: perNotification, unit: "ms CPU"))
+            }
             if store.count == big.count {
+                let client = LoadClient(port: port, connections: plan.clients)
                 let (_, registration) = await Registration.register(
                     count: plan.scaleRegistrations, concurrency: plan.clients, platform: .apns, client: client,
                     salt: "scale-registration", label: "register on the large store")
+                await client.shutdown()
                 if let note = registration.failureNote("registration on the large store") { report.note(note) }
                 report.add(
                     Figure(
@@ -80,7 +82,6 @@ extension Bench {
                             ratioTo: "bare idle"))
                 }
             }
-            await client.shutdown()
             await herald.stop()
         }
         if let smallRate = rates[small.count], let bigRate = rates[big.count], smallRate > 0 {
@@ -106,101 +107,5 @@ extension Bench {
         value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
         value ^= value >> 31
         return Int(value % UInt64(count))
-    }
-
-    /// Scenario 6: notifications accepted while APNs answers 503, `kill -9`, a restart with APNs healthy, and the
-    /// time until every pending notification was delivered.
-    func recovery(baselines: Baselines) async throws {
-        let pending = plan.pending
-        Progress.shared.phase("Scenario 6: recovery, \(Format.grouped(Double(pending))) pending notifications, kill -9, restart")
-        let scenario = "6 recovery"
-        let store = try await Seeder.seed(
-            path: databasePath("recovery.sqlite"), count: 1_000, salt: "recovery", label: "seed 1,000 devices")
-        let bodies = (0..<store.count).map { DeviceIdentity.seeded($0, salt: store.salt).identity.notifyBody() }
-        apns.double.failNext(1_000_000_000, status: 503, reason: "ServiceUnavailable")
-        let first = try startHerald("herald (before the crash)", database: store.path)
-        let (port, _) = try await first.waitUntilListening()
-        let client = LoadClient(port: port, connections: plan.clients)
-        let fill = await ClosedLoop.run(concurrency: plan.clients, totalRequests: pending, label: "accept while APNs answers 503")
-        {
-            index in
-            switch await Self.notify(client, body: bodies[index % bodies.count]) {
-            case .success: .success(())
-            case .failure(let failure): .failure(failure)
-            }
-        }
-        await client.shutdown()
-        if let note = fill.failureNote("scenario 6 fill") { report.note(note) }
-        report.add(
-            Figure(
-                scenario: scenario, name: "accepted/s while APNs answers 503", value: fill.perSecond, unit: "req/s",
-                ratio: fill.perSecond / baselines.bareStack,
-                ratioTo: "bare stack"))
-        first.signal(SIGKILL)
-        _ = await first.waitForExit()
-        let due = try Seeder.pendingDueTimes(path: store.path)
-        report.add(Figure(scenario: scenario, name: "pending after kill -9", value: Double(due.count), unit: "notif"))
-        if due.count < fill.succeeded {
-            report.note("scenario 6: only \(due.count) of \(fill.succeeded) accepted notifications were pending at the crash")
-        }
-
-        apns.double.clearFaults()
-        apns.recorder.start()
-        let restartedAt = Date()
-        let second = try startHerald("herald (after the crash)", database: store.path)
-        let (_, startup) = try await second.waitUntilListening()
-        let listening = second.startedAt + startup
-        let dueAtRestart = due.prefix { $0 <= restartedAt }.count
-        let clock = ContinuousClock()
-        let deadline = clock.now + plan.drainTimeout
-        var snapshot = apns.recorder.snapshot
-        while snapshot.count < due.count, clock.now < deadline {
-            // Stop early when everything due by now is delivered and the rest waits for its back-off for long.
-            let now = Date()
-            let dueByNow = due.prefix { $0 <= now }.count
-            if snapshot.count >= dueByNow, dueByNow < due.count, due[dueByNow].timeIntervalSince(now) > 20 { break }
-            Progress.shared.status(
-                "draining: \(Format.grouped(Double(snapshot.count))) of \(Format.grouped(Double(due.count))) delivered,"
-                    + " \(Format.grouped(Double(dueByNow))) due so far"
-            )
-            try? await Task.sleep(for: .milliseconds(50))
-            snapshot = apns.recorder.snapshot
-        }
-        Progress.shared.endStatus()
-        let answered = apns.recorder.stop().values.sorted()
-        await second.stop()
-        report.add(
-            Figure(
-                scenario: scenario, name: "of which due at the restart (the rest wait for their back-off)",
-                value: Double(dueAtRestart), unit: "notif"))
-        report.add(Figure(scenario: scenario, name: "restart to listening", value: startup.milliseconds, unit: "ms"))
-        if dueAtRestart > 0, answered.count >= dueAtRestart {
-            let drained = answered[dueAtRestart - 1]
-            report.add(
-                Figure(
-                    scenario: scenario, name: "restart to the due backlog delivered", value: (drained - second.startedAt).seconds,
-                    unit: "s"))
-            report.add(
-                Figure(
-                    scenario: scenario, name: "drain rate of the due backlog",
-                    value: Double(dueAtRestart) / (drained - listening).seconds, unit: "push/s"))
-        }
-        if answered.count >= due.count, let last = answered.last {
-            report.add(
-                Figure(
-                    scenario: scenario, name: "restart to every pending delivered", value: (last - second.startedAt).seconds,
-                    unit: "s"))
-        } else {
-            report.note(
-                "scenario 6: \(answered.count) of \(due.count) pending notifications were delivered after the restart"
-                    + " within the wait; the rest were not due yet (back-off after the 503s)"
-            )
-        }
-        if let lastDue = due.last {
-            report.add(
-                Figure(
-                    scenario: scenario, name: "last pending notification due after the restart (back-off)",
-                    value: max(0, lastDue.timeIntervalSince(restartedAt)), unit: "s"))
-        }
     }
 }

@@ -133,14 +133,31 @@ enum Seeder {
         return Seeded(path: path, count: count, salt: salt, duration: clock.now - started, databaseBytes: bytes)
     }
 
-    /// When each pending notification of a store file is due (its next attempt), in order; read after a crash.
-    static func pendingDueTimes(path: String) throws -> [Date] {
+    /// The pending notifications of a store file, read after a crash: when each can be attempted again, in order, and
+    /// how many the crashed instance held a lease on. A leased one (schema v3 and later: `lease_owner`,
+    /// `lease_expires_at`) is taken over by another instance only once its lease has expired, so it can be attempted at
+    /// its next attempt or at its lease's expiry, whichever is later.
+    static func pendingNotifications(path: String) throws -> (due: [Date], leased: Int) {
         let queue = try DatabaseQueue(path: path)
         defer { try? queue.close() }
         return try queue.read { db in
-            try Double.fetchAll(
-                db, sql: "SELECT next_attempt_at FROM notification WHERE status = 'pending' ORDER BY next_attempt_at"
-            ).map { Date(timeIntervalSince1970: $0) }
+            let columns = Set(try db.columns(in: "notification").map(\.name))
+            guard columns.contains("lease_owner"), columns.contains("lease_expires_at") else {
+                let due = try Double.fetchAll(
+                    db, sql: "SELECT next_attempt_at FROM notification WHERE status = 'pending' ORDER BY next_attempt_at")
+                return (due.map { Date(timeIntervalSince1970: $0) }, 0)
+            }
+            let due = try Double.fetchAll(
+                db,
+                sql: """
+                    SELECT CASE WHEN lease_owner IS NOT NULL AND lease_expires_at > next_attempt_at
+                        THEN lease_expires_at ELSE next_attempt_at END AS due
+                    FROM notification WHERE status = 'pending' ORDER BY due
+                    """)
+            let leased =
+                try Int.fetchOne(
+                    db, sql: "SELECT COUNT(*) FROM notification WHERE status = 'pending' AND lease_owner IS NOT NULL") ?? 0
+            return (due.map { Date(timeIntervalSince1970: $0) }, leased)
         }
     }
 

@@ -1,10 +1,11 @@
 import ArgumentParser
 
-/// `herald-bench`: Herald end to end, every throughput figure beside a baseline measured in the same run.
+/// `herald-bench`: Herald end to end, every throughput figure beside a baseline measured in the same run with the same
+/// load generator (wrk, which must be installed: `apt-get install wrk`).
 ///
 /// ```sh
-/// swift run -c release herald-bench            # the full set, under 10 minutes on 2 cores
-/// swift run -c release herald-bench --quick    # the same scenarios, smaller, under a minute
+/// swift run -c release herald-bench            # the full set
+/// swift run -c release herald-bench --quick    # the same scenarios, smaller, about a minute
 /// swift run -c release herald-bench --json     # results as JSON on standard output
 /// ```
 ///

@@ -6,7 +6,9 @@ import NIOHTTP1
 import NIOPosix
 import Synchronization
 
-/// Keep-alive HTTP/1.1 connections to one server over loopback, as many as there are concurrent clients.
+/// Keep-alive HTTP/1.1 connections to one server over loopback, as many as there are concurrent clients: the Swift
+/// client of the requests whose answers the benchmark reads one by one (registrations, scenario 2's open loop).
+/// The closed-loop throughput scenarios are driven by wrk instead (``Wrk``).
 final class LoadClient: Sendable {
     let client: HTTPClient
     let baseURL: String
@@ -86,7 +88,9 @@ struct ClosedLoopResult: Sendable {
     var perSecond: Double { Double(succeeded) / window.seconds }
 }
 
-/// Drives load: `concurrency` clients, each sending its next request as soon as the previous one was answered.
+/// Drives load from Swift: `concurrency` clients, each sending its next request as soon as the previous one was answered.
+/// Used where each answer is needed (registrations) and for the APNs double's baseline (HTTP/2 over TLS, which wrk does
+/// not speak); Herald's and the bare stack's throughput are measured with wrk.
 enum ClosedLoop {
     /// Runs for `warmup` (not counted), then measures for `duration`; or, with `totalRequests`, sends exactly that many
     /// (no warm-up) and measures the whole run. `send(index)` returns whether the answer was the expected one.

@@ -11,7 +11,8 @@ struct Figure: Codable, Sendable {
     var scenario: String
     var name: String
     var value: Double
-    /// "req/s", "push/s", "ms", "MB", "KB", "s", "B", "x" (a ratio), "cores" (CPU time / wall time), "count".
+    /// "req/s", "push/s", "ms", "ms CPU" (CPU time per request or notification), "MB", "KB", "s", "B", "x" (a ratio),
+    /// "cores" (CPU time / wall time), "count".
     var unit: String
     /// `value / baseline value`, for throughput and memory figures.
     var ratio: Double?
@@ -30,6 +31,8 @@ final class Report: Sendable {
         var command: String
         var mode: String
         var machine: Machine
+        /// The HTTP load generator of the closed-loop scenarios (`wrk --version`).
+        var loadGenerator: String
         var figures: [Figure]
         var notes: [String]
         var durationSeconds: Double
@@ -64,12 +67,14 @@ final class Report: Sendable {
     var allFigures: [Figure] { figures.withLock { $0 } }
     var allNotes: [String] { notes.withLock { $0 } }
 
-    func document(command: String, mode: String, openFileLimit: UInt64, duration: Duration) -> Document {
+    func document(
+        command: String, mode: String, openFileLimit: UInt64, loadGenerator: String, duration: Duration
+    ) -> Document {
         let formatter = ISO8601DateFormatter()
         return Document(
             date: formatter.string(from: Date()), command: command, mode: mode,
-            machine: Self.machine(openFileLimit: openFileLimit), figures: allFigures, notes: allNotes,
-            durationSeconds: duration.seconds)
+            machine: Self.machine(openFileLimit: openFileLimit), loadGenerator: loadGenerator, figures: allFigures,
+            notes: allNotes, durationSeconds: duration.seconds)
     }
 
     static func machine(openFileLimit: UInt64) -> Machine {
@@ -125,6 +130,7 @@ enum Format {
     static func value(_ value: Double, unit: String) -> String {
         switch unit {
         case "ms": return String(format: "%.2f ms", value)
+        case "ms CPU": return String(format: "%.3f ms CPU", value)
         case "s": return String(format: "%.1f s", value)
         case "MB": return String(format: "%.1f MB", value)
         case "KB": return String(format: "%.1f KB", value)
