@@ -40,21 +40,24 @@ public enum JSONValue: Sendable, Hashable {
     /// Whether the value is `null`.
     public var isNull: Bool { self == .null }
 
-    /// The JSON text of this value, with sorted keys and unescaped slashes.
+    /// The JSON text of this value, with sorted keys and unescaped slashes (as `JSONEncoder` with `.sortedKeys` and
+    /// `.withoutEscapingSlashes` writes it).
     public func encoded() throws -> Data {
-        try JSONValue.encoder.encode(self)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(256)
+        try JSONText.write(self, into: &bytes)
+        return Data(bytes)
     }
 
-    /// Decodes a JSON document.
+    /// Decodes a JSON document (RFC 8259, strict; an object with the same key twice is refused).
     public static func decode(_ data: Data) throws -> JSONValue {
-        try JSONDecoder().decode(JSONValue.self, from: data)
+        try JSONText.read(data)
     }
 
-    private static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
+    /// The key that appears twice in one object, when that is why `error` (thrown by ``decode(_:)``) was thrown.
+    public static func duplicateKey(in error: any Error) -> String? {
+        (error as? JSONText.SyntaxError)?.duplicateKey
+    }
 }
 
 /// A JSON object.

@@ -75,4 +75,48 @@ struct TimeAndSecretsTests {
         #expect(value == ["a": 1.5, "b": 1, "c": [true, nil, "x/y"]])
         #expect(String(decoding: try value.encoded(), as: UTF8.self) == #"{"a":1.5,"b":1,"c":[true,null,"x/y"]}"#)
     }
+
+    /// The hand-written writer must produce exactly what Foundation's encoder produced (stored payloads and the
+    /// bytes sent to APNs must not change), and the reader must read what Foundation's decoder read.
+    @Test func jsonTextMatchesFoundationsEncoderAndDecoder() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let samples: [JSONValue] = [
+            ["aps": ["alert": ["title": "Person détecté 🐦", "body": "Front \"Door\"\n\t\\ / \u{01}\u{1f}\u{7f}"], "sound": "default",
+                     "mutable-content": 1], "open": ["type": "frigate_event", "id": "1739987.123-abcdef"]],
+            ["b": 1, "a": 1.5, "B": -3, "_": [true, false, nil], "aa": [], "é": [:], "Z": 0.1, "10": 1e21, "2": -0.0,
+             "big": .int(Int.max), "small": .int(Int.min), "half": 2.5e-8, "whole": 3.0, "ü": "\u{2028}\u{2029}"],
+            .array([.string(""), .int(0), .double(123_456.789)]),
+        ]
+        for sample in samples {
+            #expect(String(decoding: try sample.encoded(), as: UTF8.self) == String(decoding: try encoder.encode(sample), as: UTF8.self))
+            #expect(try JSONValue.decode(try sample.encoded()) == (try JSONDecoder().decode(JSONValue.self, from: try encoder.encode(sample))))
+        }
+        let documents = [
+            #"{"a": "\u00e9\ud83d\ude00\/"}"#, "[1]", "[-1]", "[1.0]", "[1e2]", "[0.5]", "[-0]", "[12345678901234567890]",
+            #" [ ] "#, #""x""#, #"null"#, #"{"k":{"k":{"k":[{}]}}}"#,
+        ]
+        for document in documents {
+            #expect(try JSONValue.decode(Data(document.utf8)) == (try JSONDecoder().decode(JSONValue.self, from: Data(document.utf8))), "\(document)")
+        }
+    }
+
+    @Test(arguments: [
+        #"{"a": 1, "a": 2}"#, #"{"a": 1} x"#, #"{"a": "\u0001"}"#.replacingOccurrences(of: "\\u0001", with: "\u{01}"),
+        #"{"a": "\x"}"#, #"{"a": "\ud800"}"#, #"[1,]"#, #"{"a" 1}"#, #"01"#, #"1."#, #"-"#, #"tru"#, "",
+        String(repeating: "[", count: 300) + String(repeating: "]", count: 300),
+    ])
+    func jsonTextRefusesWhatIsNotStrictJSON(_ document: String) {
+        #expect(throws: (any Error).self) { try JSONValue.decode(Data(document.utf8)) }
+    }
+
+    @Test func jsonTextRefusesInvalidUTF8AndNamesADuplicateKey() throws {
+        #expect(throws: (any Error).self) { try JSONValue.decode(Data([0x22, 0xC3, 0x28, 0x22])) }
+        do {
+            _ = try JSONValue.decode(Data(#"{"user_id": "a", "title": "t", "user_id": "b"}"#.utf8))
+            Issue.record("a duplicate key was accepted")
+        } catch {
+            #expect(JSONValue.duplicateKey(in: error) == "user_id")
+        }
+    }
 }

@@ -173,6 +173,14 @@ struct NotifyTests {
             #expect(malformed.status == .badRequest)
             #expect(try malformed.json()["field"] == "$")
 
+            // A key given twice is refused, naming the key (parsers disagree on which value wins).
+            let registration = try await client.register()
+            let twice = try await client.post(
+                "/api/push/notify", #"{"user_id": "\#(registration.userID)", "title": "a", "title": "b", "body": "c"}"#)
+            #expect(twice.status == .badRequest)
+            #expect(try twice.json()["code"] == "malformed_json")
+            #expect(try twice.json()["message"]?.stringValue?.contains(#""title" appears twice"#) == true)
+
             let huge = String(repeating: "x", count: 70_000)
             let oversized = try await client.post("/api/push/notify", #"{"title": "T", "body": "\#(huge)"}"#)
             #expect(oversized.status == .contentTooLarge)

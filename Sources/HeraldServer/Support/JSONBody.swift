@@ -16,6 +16,9 @@ enum JSONBody {
         do {
             value = try JSONValue.decode(Data(buffer.readableBytesView))
         } catch {
+            if let key = JSONValue.duplicateKey(in: error) {
+                throw APIError.malformedJSON("the key \"\(key)\" appears twice in one object")
+            }
             throw APIError.malformedJSON(buffer.readableBytes == 0 ? "the body is empty" : "it does not parse as JSON")
         }
         guard case .object(let object) = value else { throw APIError.malformedJSON("the top level is not an object") }
