@@ -179,7 +179,8 @@ struct NotifyTests {
                 "/api/push/notify", #"{"user_id": "\#(registration.userID)", "title": "a", "title": "b", "body": "c"}"#)
             #expect(twice.status == .badRequest)
             #expect(try twice.json()["code"] == "malformed_json")
-            #expect(try twice.json()["message"]?.stringValue?.contains(#""title" appears twice"#) == true)
+            let message = try twice.json()["error"]?.stringValue ?? ""
+            #expect(message.contains(#""title" appears twice"#), "\(message)")
 
             let huge = String(repeating: "x", count: 70_000)
             let oversized = try await client.post("/api/push/notify", #"{"title": "T", "body": "\#(huge)"}"#)
