@@ -21,12 +21,23 @@ public struct UTCDay: Sendable, Hashable, CustomStringConvertible {
     public let start: Date
 
     public init(containing date: Date) {
-        let seconds = floor(date.timeIntervalSince1970 / 86_400) * 86_400
-        start = Date(timeIntervalSince1970: seconds)
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        let parts = calendar.dateComponents([.year, .month, .day], from: start)
-        description = String(format: "%04d-%02d-%02d", parts.year!, parts.month!, parts.day!)
+        let days = Int(floor(date.timeIntervalSince1970 / 86_400))
+        start = Date(timeIntervalSince1970: Double(days) * 86_400)
+        // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm): no Calendar per call.
+        let shifted = days + 719_468
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        func padded(_ value: Int, _ width: Int) -> String {
+            let digits = String(value)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        description = "\(padded(year, 4))-\(padded(month, 2))-\(padded(day, 2))"
     }
 
     /// Midnight UTC at the end of this day, when the daily counters reset.

@@ -56,6 +56,15 @@ struct TimeAndSecretsTests {
         #expect(day.description == "2025-11-22")
         #expect(day.end.iso8601WithMilliseconds == "2025-11-23T00:00:00.000Z")
         #expect(UTCDay(containing: day.end).description == "2025-11-23")
+        // The arithmetic agrees with the Gregorian calendar from 1901 to 2408, leap days included.
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        for days in stride(from: -25_000, to: 160_000, by: 97) + [0, -1, 11_016, 11_017, 10_957, 10_956] {
+            let date = Date(timeIntervalSince1970: Double(days) * 86_400 + 43_200)
+            let parts = calendar.dateComponents([.year, .month, .day], from: date)
+            let expected = String(format: "%04d-%02d-%02d", parts.year!, parts.month!, parts.day!)
+            #expect(UTCDay(containing: date).description == expected, "\(days)")
+        }
     }
 
     @Test func secretsAreRandomHashedAndComparedWholly() {
