@@ -46,9 +46,8 @@ final class DeviceCache: Sendable {
         let expiresAt = ContinuousClock.now.advanced(by: timeToLive)
         state.withLock { state in
             if state.byID.count >= capacity {
-                // Make room by dropping an arbitrary tenth; a cache miss only costs a read.
-                for _ in 0..<max(capacity / 10, 1) {
-                    guard let (id, entry) = state.byID.first else { break }
+                // Make room by dropping an arbitrary tenth (one pass over the keys); a cache miss only costs a read.
+                for (id, entry) in Array(state.byID.prefix(max(capacity / 10, 1))) {
                     state.byID[id] = nil
                     state.idByUserIDHash[entry.device.userIDHash] = nil
                 }
