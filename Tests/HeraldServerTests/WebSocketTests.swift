@@ -209,15 +209,17 @@ struct WebSocketHubTests {
     @Test func aSlowClientsQueueIsBounded() async throws {
         let hub = WebSocketHub(confirmTimeout: .seconds(1), logger: Logger(label: "test"))
         let device = Fixtures.device(platform: .websocket).device
-        // A subscriber whose socket never takes anything off its queue.
-        let subscribed = hub.subscribe(deviceID: device.id, messageID: 1, supportsConfirm: false, close: {})
+        // A subscriber whose socket never finishes a write.
+        let subscribed = hub.subscribe(
+            deviceID: device.id, messageID: 1, supportsConfirm: false, write: { _ in try await Task.sleep(for: .seconds(3_600)) },
+            close: {})
         let subscription = try #require(subscribed)
         var delivered = 0
         for index in 0..<(WebSocketHub.sendQueueLimit + 20) {
             if await hub.deliver(Fixtures.notification(for: device, title: "n\(index)"), to: device) { delivered += 1 }
         }
         #expect(delivered == WebSocketHub.sendQueueLimit)
-        hub.unsubscribe(subscription.id, deviceID: device.id)
+        hub.unsubscribe(subscription, deviceID: device.id)
         #expect(hub.isConnected(device.id) == false)
         #expect(await hub.deliver(Fixtures.notification(for: device), to: device) == false)
     }

@@ -25,86 +25,89 @@ struct WebSocketController<Context: RequestContext & WebSocketRequestContext>: S
 
     private func session(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, logger: Logger) async {
         var subscription: (id: UUID, deviceID: Device.ID)?
-        await withTaskGroup(of: Void.self) { writers in
-            defer {
-                if let subscription { hub.unsubscribe(subscription.id, deviceID: subscription.deviceID) }
-                writers.cancelAll()
-            }
-            do {
-                var messages = inbound.messages(maxSize: Self.maximumMessageSize).makeAsyncIterator()
-                while let message = try await messages.next() {
-                    guard case .text(let text) = message,
-                        let object = try? JSONValue.decode(Data(text.utf8)).objectValue
-                    else {
-                        try await send(Self.error(id: nil, code: "invalid_format", "Messages must be JSON objects."), on: outbound)
+        // One task per socket: this one, reading. Events are written by the hub's send queue, whose writer runs only
+        // while events wait (an idle subscribed socket costs no task of its own).
+        defer {
+            if let subscription { hub.unsubscribe(subscription.id, deviceID: subscription.deviceID) }
+        }
+        do {
+            var messages = inbound.messages(maxSize: Self.maximumMessageSize).makeAsyncIterator()
+            while let message = try await messages.next() {
+                guard case .text(let text) = message,
+                    let object = try? JSONValue.decode(Data(text.utf8)).objectValue
+                else {
+                    try await send(Self.error(id: nil, code: "invalid_format", "Messages must be JSON objects."), on: outbound)
+                    continue
+                }
+                let id = object["id"].flatMap { if case .int(let id) = $0 { id } else { nil } }
+                switch object["type"]?.stringValue {
+                case "push_notification_channel", "mobile_app/push_notification_channel":
+                    guard let id else {
+                        try await send(Self.error(id: nil, code: "invalid_format", "id must be a whole number."), on: outbound)
                         continue
                     }
-                    let id = object["id"].flatMap { if case .int(let id) = $0 { id } else { nil } }
-                    switch object["type"]?.stringValue {
-                    case "push_notification_channel", "mobile_app/push_notification_channel":
-                        guard let id else {
-                            try await send(Self.error(id: nil, code: "invalid_format", "id must be a whole number."), on: outbound)
-                            continue
-                        }
-                        let fields = FieldReader(object)
-                        guard let userID = try? fields.requiredNonEmptyString("user_id"),
-                            let secret = try? fields.requiredNonEmptyString("device_secret")
-                        else {
-                            try await send(Self.error(id: id, code: "invalid_format", "user_id and device_secret are required."), on: outbound)
-                            continue
-                        }
-                        let device: Device
-                        do {
-                            device = try await directory.owner(userID: userID, secret: secret)
-                        } catch let error as APIError {
-                            try await send(Self.error(id: id, code: error.code, error.message), on: outbound)
-                            if error.code == "wrong_device_secret" {
-                                try await outbound.close(.policyViolation, reason: "wrong device secret")
-                                return
-                            }
-                            continue
-                        }
-                        if let previous = subscription { hub.unsubscribe(previous.id, deviceID: previous.deviceID) }
-                        let supportsConfirm = (try? fields.optionalBool("support_confirm")) == true
-                        guard
-                            let subscribed = hub.subscribe(
-                                deviceID: device.id, messageID: id, supportsConfirm: supportsConfirm,
-                                close: { try? await outbound.close(.goingAway, reason: "Herald is shutting down") })
-                        else {
-                            try await outbound.close(.goingAway, reason: "Herald is shutting down")
+                    let fields = FieldReader(object)
+                    guard let userID = try? fields.requiredNonEmptyString("user_id"),
+                        let secret = try? fields.requiredNonEmptyString("device_secret")
+                    else {
+                        try await send(
+                            Self.error(id: id, code: "invalid_format", "user_id and device_secret are required."), on: outbound)
+                        continue
+                    }
+                    let device: Device
+                    do {
+                        device = try await directory.owner(userID: userID, secret: secret)
+                    } catch let error as APIError {
+                        try await send(Self.error(id: id, code: error.code, error.message), on: outbound)
+                        if error.code == "wrong_device_secret" {
+                            try await outbound.close(.policyViolation, reason: "wrong device secret")
                             return
                         }
-                        subscription = (subscribed.id, device.id)
-                        try await send(["id": .int(id), "type": "result", "success": true], on: outbound)
-                        writers.addTask {
-                            for await event in subscribed.events {
-                                do { try await outbound.write(.text(event)) } catch { return }
-                            }
-                        }
-                        logger.info("WebSocket client subscribed", metadata: ["device": "\(device.id)", "confirm": "\(supportsConfirm)"])
-                        let worker = self.worker
-                        writers.addTask { await worker.deliverPending(of: device.id) }
-                    case "push_notification_confirm", "mobile_app/push_notification_confirm":
-                        guard let subscription else {
-                            try await send(Self.error(id: id, code: "not_subscribed", "Subscribe with push_notification_channel first."), on: outbound)
-                            continue
-                        }
-                        guard let confirmID = object["confirm_id"]?.stringValue else {
-                            try await send(Self.error(id: id, code: "invalid_format", "confirm_id is required."), on: outbound)
-                            continue
-                        }
-                        if hub.confirm(confirmID, deviceID: subscription.deviceID) {
-                            try await send(["id": id.map(JSONValue.int) ?? .null, "type": "result", "success": true], on: outbound)
-                        } else {
-                            try await send(Self.error(id: id, code: "not_found", "No notification waits for this confirm_id."), on: outbound)
-                        }
-                    default:
-                        try await send(Self.error(id: id, code: "unknown_command", "Unknown type; use push_notification_channel or push_notification_confirm."), on: outbound)
+                        continue
                     }
+                    if let previous = subscription { hub.unsubscribe(previous.id, deviceID: previous.deviceID) }
+                    let supportsConfirm = (try? fields.optionalBool("support_confirm")) == true
+                    // The result goes out before any event: the subscription starts after it is written.
+                    try await send(["id": .int(id), "type": "result", "success": true], on: outbound)
+                    guard
+                        let subscribed = hub.subscribe(
+                            deviceID: device.id, messageID: id, supportsConfirm: supportsConfirm,
+                            write: { event in try await outbound.write(.text(event)) },
+                            close: { try? await outbound.close(.goingAway, reason: "Herald is shutting down") })
+                    else {
+                        try await outbound.close(.goingAway, reason: "Herald is shutting down")
+                        return
+                    }
+                    subscription = (subscribed, device.id)
+                    logger.info(
+                        "WebSocket client subscribed", metadata: ["device": "\(device.id)", "confirm": "\(supportsConfirm)"])
+                    await worker.deliverPending(of: device.id)
+                case "push_notification_confirm", "mobile_app/push_notification_confirm":
+                    guard let subscription else {
+                        try await send(
+                            Self.error(id: id, code: "not_subscribed", "Subscribe with push_notification_channel first."),
+                            on: outbound)
+                        continue
+                    }
+                    guard let confirmID = object["confirm_id"]?.stringValue else {
+                        try await send(Self.error(id: id, code: "invalid_format", "confirm_id is required."), on: outbound)
+                        continue
+                    }
+                    if hub.confirm(confirmID, deviceID: subscription.deviceID) {
+                        try await send(["id": id.map(JSONValue.int) ?? .null, "type": "result", "success": true], on: outbound)
+                    } else {
+                        try await send(
+                            Self.error(id: id, code: "not_found", "No notification waits for this confirm_id."), on: outbound)
+                    }
+                default:
+                    try await send(
+                        Self.error(
+                            id: id, code: "unknown_command",
+                            "Unknown type; use push_notification_channel or push_notification_confirm."), on: outbound)
                 }
-            } catch {
-                logger.debug("WebSocket closed", metadata: ["error": "\(error)"])
             }
+        } catch {
+            logger.debug("WebSocket closed", metadata: ["error": "\(error)"])
         }
     }
 

@@ -18,8 +18,73 @@ public final class WebSocketHub: LocalChannel, Service {
         /// The `id` of the subscribe message; events carry it, as in Home Assistant's protocol.
         let subscriptionMessageID: Int
         let supportsConfirm: Bool
-        let events: AsyncStream<String>.Continuation
+        let events: SendQueue
         let close: @Sendable () async -> Void
+    }
+
+    /// The events a socket has not written yet. An idle socket has no task of its own (a task per socket costs its
+    /// stack slabs, kilobytes each): a writer task runs only while events are queued, and ends when the queue is empty.
+    final class SendQueue: Sendable {
+        private struct State {
+            var pending: [String] = []
+            var writer: Task<Void, Never>?
+            /// The writer is writing an event it took off `pending`.
+            var isWriting = false
+            var isClosed = false
+        }
+
+        private let state = Mutex(State())
+        private let write: @Sendable (String) async throws -> Void
+
+        init(write: @escaping @Sendable (String) async throws -> Void) {
+            self.write = write
+        }
+
+        /// Queues an event; false when the queue is full (the event being written counts) or closed.
+        func enqueue(_ event: String) -> Bool {
+            state.withLock { state in
+                let writing = state.isWriting ? 1 : 0
+                guard !state.isClosed, state.pending.count + writing < WebSocketHub.sendQueueLimit else { return false }
+                state.pending.append(event)
+                if state.writer == nil { state.writer = Task { await self.drain() } }
+                return true
+            }
+        }
+
+        /// Drops what is queued and stops the writer.
+        func close() {
+            let writer = state.withLock { state in
+                state.isClosed = true
+                state.pending = []
+                return state.writer
+            }
+            writer?.cancel()
+        }
+
+        private func drain() async {
+            while true {
+                let next = state.withLock { state -> String? in
+                    guard !state.isClosed, !state.pending.isEmpty else {
+                        state.writer = nil
+                        state.isWriting = false
+                        return nil
+                    }
+                    state.isWriting = true
+                    return state.pending.removeFirst()
+                }
+                guard let next else { return }
+                do {
+                    try await write(next)
+                } catch {
+                    close()
+                    state.withLock { state in
+                        state.writer = nil
+                        state.isWriting = false
+                    }
+                    return
+                }
+            }
+        }
     }
 
     private struct State {
@@ -40,21 +105,22 @@ public final class WebSocketHub: LocalChannel, Service {
 
     // MARK: Subscriptions
 
-    /// Registers a socket for a device; returns its id and the stream of event texts to write to it.
+    /// Registers a socket for a device: events for it are written with `write`. Returns the subscription's id, or
+    /// `nil` when Herald is shutting down.
     func subscribe(
-        deviceID: Device.ID, messageID: Int, supportsConfirm: Bool, close: @escaping @Sendable () async -> Void
-    ) -> (id: UUID, events: AsyncStream<String>)? {
-        let (events, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(Self.sendQueueLimit))
+        deviceID: Device.ID, messageID: Int, supportsConfirm: Bool, write: @escaping @Sendable (String) async throws -> Void,
+        close: @escaping @Sendable () async -> Void
+    ) -> UUID? {
         let subscriber = Subscriber(
             id: UUID(), deviceID: deviceID, subscriptionMessageID: messageID, supportsConfirm: supportsConfirm,
-            events: continuation, close: close)
+            events: SendQueue(write: write), close: close)
         let accepted = state.withLock { state in
             guard !state.isShuttingDown else { return false }
             state.subscribers[deviceID, default: [:]][subscriber.id] = subscriber
             return true
         }
         guard accepted else { return nil }
-        return (subscriber.id, events)
+        return subscriber.id
     }
 
     /// Removes a socket's subscription (it closed, or subscribed again).
@@ -64,7 +130,7 @@ public final class WebSocketHub: LocalChannel, Service {
             if state.subscribers[deviceID]?.isEmpty == true { state.subscribers[deviceID] = nil }
             return removed
         }
-        removed?.events.finish()
+        removed?.events.close()
     }
 
     /// A client confirms a notification; false when no delivery waits for this id from this device.
@@ -101,7 +167,7 @@ public final class WebSocketHub: LocalChannel, Service {
             var queuedForConfirming = false
             for subscriber in subscribers {
                 let event = Self.event(for: notification, content: content, subscriber: subscriber, confirmID: confirmID)
-                if case .enqueued = subscriber.events.yield(event) {
+                if subscriber.events.enqueue(event) {
                     if subscriber.supportsConfirm { queuedForConfirming = true } else { handedToNonConfirming = true }
                 }
             }
@@ -153,7 +219,7 @@ public final class WebSocketHub: LocalChannel, Service {
         }
         for waiter in waiters { waiter.resume(returning: false) }
         for subscriber in subscribers {
-            subscriber.events.finish()
+            subscriber.events.close()
             await subscriber.close()
         }
         logger.info("WebSocket channel closed", metadata: ["sockets": "\(subscribers.count)"])
