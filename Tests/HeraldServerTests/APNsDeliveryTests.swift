@@ -186,8 +186,8 @@ struct APNsDeliveryTests {
 
 @Suite("Delivery under load")
 struct DeliveryUnderLoadTests {
-    /// With few delivery slots, most notifications are picked up by store scans while others are in flight; each must
-    /// still reach APNs exactly once (a scan must not resend what an attempt finished after the scan read it).
+    /// With few delivery slots, most notifications wait in the ready queue or the schedule while others are in flight;
+    /// each must still reach APNs exactly once (the lease is the guard).
     @Test func everyNotificationIsSentExactlyOnce() async throws {
         var started = try await APNsTestServer.start()
         started.server.configuration.deliveryConcurrency = 2
@@ -198,21 +198,7 @@ struct DeliveryUnderLoadTests {
             var userIDs: [String] = []
             for device in 1...4 { userIDs.append(try await client.register(token: Fixtures.apnsToken(device)).userID) }
             let port = try #require(client.port)
-            let ids = try await withThrowingTaskGroup(of: String?.self) { group in
-                for index in 0..<120 {
-                    let userID = userIDs[index % 4]
-                    group.addTask {
-                        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/api/push/notify")
-                        request.method = .POST
-                        request.headers.add(name: "Content-Type", value: "application/json")
-                        request.body = .bytes(ByteBuffer(string: #"{"user_id": "\#(userID)", "title": "n\#(index)", "body": "b"}"#))
-                        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
-                        let body = try await response.body.collect(upTo: 1 << 16)
-                        return try JSONValue.decode(Data(body.readableBytesView)).objectValue?["id"]?.stringValue
-                    }
-                }
-                return try await group.reduce(into: Set<String>()) { if let id = $1 { $0.insert(id) } }
-            }
+            let ids = try await sendConcurrently(port: port, userIDs: userIDs, count: 120, concurrency: 120)
             #expect(ids.count == 120)
             #expect(await eventually { Set(apns.production.acceptedPushes.compactMap { $0.header("apns-id") }).count == 120 })
             try await Task.sleep(for: .milliseconds(1_500))  // a scan or two more
