@@ -7,8 +7,8 @@ import NIOPosix
 import Synchronization
 
 /// Keep-alive HTTP/1.1 connections to one server over loopback, as many as there are concurrent clients: the Swift
-/// client of the requests whose answers the benchmark reads one by one (registrations, scenario 2's open loop).
-/// The closed-loop throughput scenarios are driven by wrk instead (``Wrk``).
+/// client of the requests whose answers the benchmark reads one by one (registrations). The notify load, closed loop
+/// and open loop, is driven by wrk instead (``Wrk``).
 final class LoadClient: Sendable {
     let client: HTTPClient
     let baseURL: String
@@ -44,7 +44,6 @@ final class LoadCounters: Sendable {
     let succeeded = Atomic(0)
     let failed = Atomic(0)
     let nextIndex = Atomic(0)
-    let inFlight = Atomic(0)
     let measuring = Atomic(false)
     let stop = Atomic(false)
     /// The first unexpected answer or error, for the report.
@@ -211,78 +210,6 @@ protocol WindowObserver: Sendable {
 
 extension WindowObserver {
     var progress: String? { nil }
-}
-
-/// Drives load at a fixed rate (open loop): request `i` is due at `start + i / rate`, whether or not earlier ones
-/// were answered, so a slow answer cannot hide the ones that should have been sent meanwhile (no coordinated omission).
-enum FixedRate {
-    struct Result: Sendable {
-        /// From the time each request was due.
-        var fromSchedule: LatencyHistogram
-        /// From the time each request was actually sent.
-        var fromSend: LatencyHistogram
-        var succeeded: Int
-        var failed: Int
-        var achievedRate: Double
-        var firstFailure: String?
-    }
-
-    static func run(
-        rate: Double, count: Int, maximumInFlight: Int = 2_000, label: String,
-        send: @escaping @Sendable (Int, ContinuousClock.Instant) async -> Swift.Result<Void, BenchFailure>
-    ) async -> Result {
-        let clock = ContinuousClock()
-        let counters = LoadCounters()
-        let interval = Duration.seconds(1 / rate)
-        let start = clock.now + .milliseconds(20)
-        let (histograms, lastSent) = await withTaskGroup(of: (LatencyHistogram, LatencyHistogram).self) { group in
-            var lastStatus = start
-            for index in 0..<count {
-                let due = start + interval * index
-                if clock.now < due { try? await Task.sleep(until: due, tolerance: .microseconds(50), clock: clock) }
-                while counters.inFlight.load(ordering: .relaxed) >= maximumInFlight {
-                    try? await Task.sleep(for: .microseconds(200))
-                }
-                counters.inFlight.add(1, ordering: .relaxed)
-                group.addTask {
-                    var fromSchedule = LatencyHistogram.latency()
-                    var fromSend = LatencyHistogram.latency()
-                    let sent = clock.now
-                    let result = await send(index, sent)
-                    let now = clock.now
-                    counters.inFlight.subtract(1, ordering: .relaxed)
-                    switch result {
-                    case .success:
-                        counters.succeeded.add(1, ordering: .relaxed)
-                        fromSchedule.record(now - due)
-                        fromSend.record(now - sent)
-                    case .failure(let failure):
-                        counters.fail(failure.description)
-                    }
-                    return (fromSchedule, fromSend)
-                }
-                if clock.now - lastStatus > .seconds(1) {
-                    lastStatus = clock.now
-                    Progress.shared.status(
-                        "\(label): \(Format.grouped(Double(index + 1))) of \(Format.grouped(Double(count))) sent,"
-                            + " \(counters.inFlight.load(ordering: .relaxed)) in flight")
-                }
-            }
-            let lastSent = clock.now
-            var fromSchedule = LatencyHistogram.latency()
-            var fromSend = LatencyHistogram.latency()
-            for await (schedule, send) in group {
-                fromSchedule.add(schedule)
-                fromSend.add(send)
-            }
-            return ((fromSchedule, fromSend), lastSent)
-        }
-        Progress.shared.endStatus()
-        return Result(
-            fromSchedule: histograms.0, fromSend: histograms.1, succeeded: counters.succeeded.load(ordering: .relaxed),
-            failed: counters.failed.load(ordering: .relaxed), achievedRate: Double(count) / (lastSent - start).seconds,
-            firstFailure: counters.firstFailure.withLock { $0 })
-    }
 }
 
 /// Why one benchmark request did not get the answer it should have.

@@ -6,14 +6,15 @@ import Synchronization
     import Glibc
 #endif
 
-/// The HTTP load generator of the closed-loop scenarios: `wrk` 4 (C, epoll, one event loop per thread), so that the
-/// generator is faster than the servers it measures and a Swift client's own limit cannot hide the gap between Herald
-/// and the bare stack. The benchmark refuses to run without it.
+/// The HTTP load generator of every scenario that sends `/api/push/notify`: `wrk` 4 (C, epoll, one event loop per
+/// thread), so that the generator is faster than the servers it measures and a Swift client's own limit cannot hide
+/// the gap between Herald and the bare stack. The benchmark refuses to run without it.
 ///
 /// Each load is a Lua script the benchmark writes into its temporary folder (``WrkScript``): it cycles through a file
 /// of request bodies, one per line, counts the 2xx and the other answers, can keep the notification ids Herald
-/// answered with, can stop after a number of 2xx, and prints its totals as one JSON line that ``WrkResult`` decodes.
-/// wrk runs as a child process (``WrkProcess``), reaped with its own CPU time.
+/// answered with, can stop after a number of 2xx, can pace its connections to a fixed rate (open loop, scenario 2),
+/// and prints its totals as one JSON line that ``WrkResult`` decodes. wrk runs as a child process (``WrkProcess``),
+/// reaped with its own CPU time.
 struct Wrk: Sendable {
     struct Failure: Error, CustomStringConvertible {
         var description: String
@@ -64,14 +65,23 @@ struct Wrk: Sendable {
     }
 
     /// Writes `bodies` (one JSON document per line) and a script that sends them as `POST path` in turn.
+    ///
+    /// Without a `rate`, each connection sends its next request as soon as the previous one was answered (closed loop).
+    /// With one, the connections send `rate` requests per second in all, each on a fixed schedule (open loop; see
+    /// ``WrkScript``); each connection then has a wrk thread of its own, so that the thread's Lua state knows which
+    /// request an answer belongs to, and `keepIDs` also keeps each 2xx's scheduled, actual send and answer times.
     func load(
         _ name: String, path: String, bodies: [ByteBuffer], connections: Int, keepIDs: Bool = false,
-        stopAfter quota: Int? = nil
+        stopAfter quota: Int? = nil, rate: Double? = nil
     ) throws -> WrkLoad {
+        precondition(rate.map { $0 > 0 } ?? true, "a fixed rate must be positive")
         let bodiesFile = directory.appendingPathComponent("\(name).bodies")
+        // A paced load's connections share the bodies out (``WrkScript``): at least one each.
+        let lines =
+            rate == nil || bodies.isEmpty ? bodies : (0..<max(bodies.count, connections)).map { bodies[$0 % bodies.count] }
         var text = ""
-        text.reserveCapacity(bodies.reduce(0) { $0 + $1.readableBytes + 1 })
-        for body in bodies {
+        text.reserveCapacity(lines.reduce(0) { $0 + $1.readableBytes + 1 })
+        for body in lines {
             let line = String(buffer: body)
             precondition(!line.contains("\n"), "a request body must fit on one line")
             text += line + "\n"
@@ -80,8 +90,8 @@ struct Wrk: Sendable {
         let load = WrkLoad(
             name: name, path: path, bodiesFile: bodiesFile, connections: connections,
             // A thread with no share of the quota would never stop: at most one thread per request of the quota.
-            threads: max(1, min(threads, connections, quota ?? .max)), keepIDs: keepIDs, quota: quota,
-            directory: directory)
+            threads: rate == nil ? max(1, min(threads, connections, quota ?? .max)) : connections, keepIDs: keepIDs,
+            quota: quota, rate: rate, directory: directory)
         try WrkScript.text(for: load).write(to: load.scriptFile, atomically: true, encoding: .utf8)
         return load
     }
@@ -137,7 +147,14 @@ struct Wrk: Sendable {
         }
         result.window = ended - started
         result.cpuSeconds = exit.cpuSeconds
-        if load.keepIDs { result.ids = try load.readIDs() }
+        if load.keepIDs {
+            if load.rate == nil {
+                result.ids = try load.readIDs()
+            } else {
+                result.sends = try load.readSends()
+                result.ids = result.sends.map(\.id)
+            }
+        }
         return result
     }
 
@@ -164,11 +181,15 @@ struct WrkLoad: Sendable {
     var keepIDs: Bool
     /// Stop after this many 2xx in all (each thread stops at its share), or `nil` to run for the whole duration.
     var quota: Int?
+    /// Requests per second in all, each connection (one per thread) on a fixed schedule, or `nil` for a closed loop.
+    var rate: Double?
     var directory: URL
 
     var scriptFile: URL { directory.appendingPathComponent("\(name).lua") }
 
-    /// Thread `index`'s file of notification ids (one per line) is this path followed by `index`.
+    /// Thread `index`'s file of notification ids (one 2xx per line) is this path followed by `index`. A paced load
+    /// writes one file, index 0, for all its threads when wrk is done: the id, the connection, the request's scheduled
+    /// send, actual send and answer times.
     var idsPrefix: String { directory.appendingPathComponent("\(name).ids.").path }
 
     /// The file thread `index` creates when it has reached its share of the quota: this path followed by `index`.
@@ -196,12 +217,71 @@ struct WrkLoad: Sendable {
 
     /// The ids the threads wrote (wrk flushes the files when it exits).
     func readIDs() throws -> [String] {
-        var ids: [String] = []
+        try idLines().map { String($0.prefix { $0 != " " }) }
+    }
+
+    /// The 2xx answers of a paced load, with their times.
+    func readSends() throws -> [WrkSend] {
+        try idLines().compactMap { line in
+            let fields = line.split(separator: " ")
+            guard fields.count == 5, let connection = Int(fields[1]), let due = Double(fields[2]),
+                let sent = Double(fields[3]), let answered = Double(fields[4])
+            else { return nil }
+            return WrkSend(id: String(fields[0]), connection: connection, due: due, sent: sent, answered: answered)
+        }
+    }
+
+    private func idLines() throws -> [Substring] {
+        var lines: [Substring] = []
         for index in 0..<threads where FileManager.default.fileExists(atPath: idsFile(index).path) {
             let text = try String(contentsOf: idsFile(index), encoding: .utf8)
-            ids += text.split(separator: "\n").map(String.init)
+            lines += text.split(separator: "\n")
         }
-        return ids
+        return lines
+    }
+}
+
+/// One 2xx answer of a paced load; times in microseconds of ``ScriptClock``.
+struct WrkSend: Sendable {
+    /// The notification id Herald answered with.
+    var id: String
+    /// The connection (= wrk thread) that sent it, from 0.
+    var connection: Int
+    /// When the connection's schedule said to send it.
+    var due: Double
+    /// When `request()` handed it to wrk, which wrote it at once.
+    var sent: Double
+    /// When `response()` saw the answer.
+    var answered: Double
+}
+
+/// The clock of the times a paced script writes: `CLOCK_MONOTONIC`, which the script reads through LuaJIT's FFI (wrk's
+/// Lua has no clock of its own finer than `os.time()`'s second), in microseconds.
+enum ScriptClock {
+    /// The `clockid_t` the script passes to `clock_gettime`.
+    static let id = Int(CLOCK_MONOTONIC)
+
+    /// Foundation's `systemUptime` is `CLOCK_MONOTONIC` on Linux (and saves naming `timespec`'s fields, which
+    /// `MemberImportVisibility` refuses in some builds: see ``WrkProcess``).
+    static func now() -> Double {
+        ProcessInfo.processInfo.systemUptime * 1_000_000
+    }
+
+    /// `ContinuousClock` instants (the APNs double's answer times) on this clock, from one reading of both.
+    struct Converter {
+        private let instant: ContinuousClock.Instant
+        private let microseconds: Double
+
+        init() {
+            let before = ContinuousClock.now
+            microseconds = ScriptClock.now()
+            let after = ContinuousClock.now
+            instant = before + (after - before) / 2
+        }
+
+        func microseconds(at other: ContinuousClock.Instant) -> Double {
+            microseconds + (other - instant).seconds * 1_000_000
+        }
     }
 }
 
@@ -220,23 +300,32 @@ struct WrkResult: Sendable, Decodable {
     var timeouts: Int
     /// wrk's own run time (from its threads' start to their end), microseconds.
     var durationMicroseconds: Double
-    /// Latency percentiles from wrk's histogram (closed loop; wrk 4 adds its coordinated-omission correction), µs.
+    /// Latency percentiles from wrk's histogram, from each request's actual send (wrk 4 adds its coordinated-omission
+    /// correction: for an answer slower than twice the mean interval between two sends on a connection, samples at
+    /// that latency less one, two… intervals), µs.
     var p50Microseconds: Double
     var p99Microseconds: Double
     var p999Microseconds: Double
     var maxMicroseconds: Double
     /// The first non-2xx answer (status and the start of its body), or "".
     var firstFailure: String
+    /// Paced loads: requests whose scheduled send had passed when their connection's previous answer came (the
+    /// schedule slipped; they were sent at once, late), and the latest of them, µs behind its schedule. 0 otherwise.
+    var lateSends: Int
+    var maxSlipMicroseconds: Double
     /// From just before wrk started to just after it exited (the observers' window).
     var window: Duration = .zero
-    /// wrk's user + system CPU time over its whole life (`wait4`), seconds.
+    /// wrk's user + system CPU time over its whole life, seconds.
     var cpuSeconds: Double = 0
     /// Notification ids of the 2xx answers, when the load keeps them.
     var ids: [String] = []
+    /// The 2xx answers with their times, when a paced load keeps ids.
+    var sends: [WrkSend] = []
 
     private enum CodingKeys: String, CodingKey {
         case requests, succeeded, otherStatus, connectErrors, readErrors, writeErrors, timeouts, durationMicroseconds,
-            p50Microseconds, p99Microseconds, p999Microseconds, maxMicroseconds, firstFailure
+            p50Microseconds, p99Microseconds, p999Microseconds, maxMicroseconds, firstFailure, lateSends,
+            maxSlipMicroseconds
     }
 
     var duration: Double { durationMicroseconds / 1_000_000 }

@@ -9,10 +9,13 @@ import Synchronization
 /// - signals: the threads of this process block most signals (NIO, Dispatch), and a child inherits the mask of the
 ///   thread that spawns it; wrk ends its run early only on SIGINT, so it is spawned with an empty mask and SIGINT at
 ///   its default disposition;
-/// - CPU time: `wait4` reaps it with its own resource usage (user and system time of all its threads), the load
-///   generator's CPU figure.
+/// - CPU time: once it has exited and before it is reaped, `/proc/PID/stat` holds the user and system time of all its
+///   threads, the load generator's CPU figure. (Not `wait4`'s `rusage`: whether this module may name the fields of
+///   its `timeval`s depends on which C module the build happened to attribute `timeval` to, `MemberImportVisibility`.)
 ///
-/// Standard output and standard error go to one pipe, read until EOF on a thread of its own.
+/// Standard output and standard error go to one pipe, read until EOF on a thread of its own. No other descriptor of
+/// this process reaches wrk (its event loops only take descriptors below 10 + 3 × connections, and with one connection
+/// per thread in a paced load the descriptors of this process would push some connections' sockets past that).
 final class WrkProcess: Sendable {
     struct Exit: Sendable {
         var output: String
@@ -39,6 +42,11 @@ final class WrkProcess: Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, descriptors[1], 1)
         posix_spawn_file_actions_adddup2(&actions, descriptors[1], 2)
+        // Every other descriptor of this process (glibc ignores one that was closed meanwhile).
+        let descriptorNames = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        for descriptor in descriptorNames.compactMap({ Int32($0) }) where descriptor > 2 {
+            posix_spawn_file_actions_addclose(&actions, descriptor)
+        }
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -87,16 +95,13 @@ final class WrkProcess: Sendable {
                     output += buffer[0..<count]
                 }
                 close(outputDescriptor)
-                // Wait without reaping, mark it exited, then reap it with its resource usage.
+                // Wait without reaping, read its CPU time, mark it exited, then reap it.
                 var info = siginfo_t()
                 while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0, errno == EINTR {}
+                let cpu = ProcessStats.cpuSeconds(of: pid) ?? 0
                 hasExited.withLock { $0 = true }
                 var status: Int32 = 0
-                var usage = rusage()
-                while wait4(pid, &status, 0, &usage) < 0, errno == EINTR {}
-                let cpu =
-                    Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec)
-                    + Double(usage.ru_stime.tv_usec) / 1e6
+                while waitpid(pid, &status, 0) < 0, errno == EINTR {}
                 let exitStatus = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
                 continuation.resume(
                     returning: Exit(output: String(decoding: output, as: UTF8.self), status: exitStatus, cpuSeconds: cpu))
