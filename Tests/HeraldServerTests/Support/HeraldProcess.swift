@@ -32,6 +32,11 @@ final class HeraldProcess: Sendable {
         try process.run()
     }
 
+    /// A test that fails before it stops its server must not leave the process running.
+    deinit {
+        if process.isRunning { _ = Glibc.kill(process.processIdentifier, SIGKILL) }
+    }
+
     /// The port from Hummingbird's "Server started and listening on HOST:PORT" line.
     func port() async throws -> Int {
         for _ in 0..<600 {
