@@ -203,9 +203,6 @@ public final class DeliveryWorker: Service, Sendable {
         }
     }
 
-    /// How many notifications this instance holds (waiting for a slot or in flight) and schedules (tests, benchmarks).
-    public var load: (held: Int, scheduled: Int) { state.withLock { ($0.held.count, $0.schedule.count) } }
-
     // MARK: Service
 
     public func run() async throws {
@@ -360,7 +357,10 @@ public final class DeliveryWorker: Service, Sendable {
     }
 
     /// Claims what is due, as far as the ready queue has room, in batches.
-    private func claimDue(now: Date) async {
+    private func claimDue(now current: Date) async {
+        // Stored times come back from the store as seconds since 1970 and are not always the same `Date` to the last
+        // bit; a millisecond of slack makes "due now" mean the same in the timer queue and in the store's claim.
+        let now = current.addingTimeInterval(0.001)
         while true {
             let due = state.withLock { state -> [PushNotification.ID] in
                 let room = configuration.readyLimit - state.readyCount

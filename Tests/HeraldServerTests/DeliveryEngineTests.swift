@@ -129,6 +129,24 @@ struct DeliveryEngineTests {
         try await store.close()
     }
 
+    /// A notification parked because no APNs key was configured is delivered when Herald starts with one.
+    @Test func parkedNotificationsAreDeliveredWhenHeraldStartsWithAProviderForThem() async throws {
+        let apns = try await APNsTestServer.start()
+        var withoutAPNs = apns.server
+        withoutAPNs.configuration.apns = nil
+        let id = try await withoutAPNs.run { client in
+            let registration = try await client.register(token: Fixtures.apnsToken(0x33))
+            let sent = try await client.notify(registration.userID)
+            #expect(try sent.json()["warning"]?.stringValue?.contains("No delivery provider") == true)
+            return try #require(try sent.json()["id"]?.stringValue)
+        }
+        #expect(apns.production.requests.isEmpty)
+        try await apns.server.run { _ in
+            #expect(await eventually { apns.production.acceptedPushes.compactMap { $0.header("apns-id") } == [id] })
+        }
+        try await apns.shutdown()
+    }
+
     /// Concurrent accepts share transactions: fewer commits than notifications, each delivered once.
     @Test func concurrentAcceptsAreGroupCommitted() async throws {
         var started = try await APNsTestServer.start()
