@@ -95,27 +95,19 @@ public struct SendPipeline: Sendable {
             expiresAt: draft.expiresAt ?? now.addingTimeInterval(configuration.timeToLive))
 
         let quota = QuotaRequest(day: day.description, maximum: draft.isExemptFromQuota ? nil : maximum)
-        let canDeliver = worker.canDeliver(to: device)
-        let lease = canDeliver ? worker.leaseForFreshNotification() : nil
-        let decision: AcceptDecision
-        do {
-            decision = try await worker.outbox.accept(AcceptRequest(notification: notification, quota: quota, lease: lease))
-        } catch {
-            throw .storeUnavailable("\(error)")
-        }
+        let (decision, route) = try await store(notification, quota: quota, for: device)
         let counters: QuotaCounters
         switch decision {
         case .quotaExceeded(let refused):
             throw .quotaExceeded(QuotaStatus(counters: refused, maximum: maximum, resetsAt: day.end))
-        case .accepted(let accepted, let usedUpQuota):
+        case .accepted(let accepted, _):
             counters = accepted
-            if usedUpQuota {
-                await announceQuotaUsedUp(to: device, quota: QuotaStatus(counters: counters, maximum: maximum, resetsAt: day.end))
-            }
         }
         let quotaStatus = QuotaStatus(counters: counters, maximum: maximum, resetsAt: day.end)
+        if case .accepted(_, usedUpQuota: true) = decision { await announceQuotaUsedUp(to: device, quota: quotaStatus) }
 
-        guard canDeliver else {
+        switch route {
+        case .parked:
             let reason =
                 device.platform == .websocket
                 ? "No WebSocket client of this device is connected"
@@ -123,11 +115,10 @@ public struct SendPipeline: Sendable {
             return SendReceipt(
                 notification: notification, truncated: fitted.truncated,
                 warning: reason + "; the notification is stored and will be delivered when one can take it.", quota: quotaStatus)
-        }
-        guard lease != nil else {
-            // Delivery is saturated: the notification waits in the store and the scheduler's queue.
-            worker.scheduleUnleased(notification)
+        case .scheduled:
             return SendReceipt(notification: notification, truncated: fitted.truncated, warning: nil, quota: quotaStatus)
+        case .leased:
+            break
         }
         guard let report = await worker.deliver(notification, device: device) else {
             return SendReceipt(notification: notification, truncated: fitted.truncated, warning: nil, quota: quotaStatus)
@@ -165,16 +156,43 @@ public struct SendPipeline: Sendable {
         let notification = PushNotification(
             deviceID: device.id, pushType: .alert, priority: 10, collapseID: "herald-rate-limit", payload: data, quotaDay: nil,
             createdAt: now, expiresAt: quota.resetsAt)
-        let lease = worker.canDeliver(to: device) ? worker.leaseForFreshNotification() : nil
-        let request = AcceptRequest(
-            notification: notification, quota: QuotaRequest(day: UTCDay(containing: now).description, maximum: nil, countsAttempt: false),
-            lease: lease)
-        guard case .accepted = try? await worker.outbox.accept(request) else { return }
-        if lease != nil {
-            worker.start(notification, device: device)
-        } else if worker.canDeliver(to: device) {
-            worker.scheduleUnleased(notification)
+        _ = try? await store(
+            notification, quota: QuotaRequest(day: UTCDay(containing: now).description, maximum: nil, countsAttempt: false),
+            for: device, startingDelivery: true)
+    }
+
+    /// Where a stored notification went.
+    private enum Route {
+        /// Leased to this instance's worker: the caller delivers it (or it was started already).
+        case leased
+        /// Delivery is saturated: stored unleased, it waits in the scheduler's queue and the store.
+        case scheduled
+        /// Nothing can deliver to the device now: stored, parked until a client or a provider can take it.
+        case parked
+    }
+
+    /// Accepts a notification through the group commit, leased to this instance's worker when something can deliver
+    /// it now and delivery is not saturated, and hands it on: scheduled when saturated, started at once when leased
+    /// and `startingDelivery` (otherwise the caller delivers it and waits for the first attempt).
+    private func store(
+        _ notification: PushNotification, quota: QuotaRequest, for device: Device, startingDelivery: Bool = false
+    ) async throws(SendError) -> (AcceptDecision, Route) {
+        let canDeliver = worker.canDeliver(to: device)
+        let lease = canDeliver ? worker.leaseForFreshNotification() : nil
+        let decision: AcceptDecision
+        do {
+            decision = try await worker.outbox.accept(AcceptRequest(notification: notification, quota: quota, lease: lease))
+        } catch {
+            throw .storeUnavailable("\(error)")
         }
+        guard case .accepted = decision else { return (decision, .parked) }  // not stored: the route means nothing
+        if lease != nil {
+            if startingDelivery { worker.start(notification, device: device) }
+            return (decision, .leased)
+        }
+        guard canDeliver else { return (decision, .parked) }
+        worker.scheduleUnleased(notification)
+        return (decision, .scheduled)
     }
 
     private func dailyLimit(of device: Device) -> Int { device.dailyLimit ?? configuration.dailyLimit }
