@@ -75,7 +75,10 @@ let package = Package(
             dependencies: [
                 "HeraldCore", "HeraldAPNs", "HeraldStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Yams", package: "Yams"),
             ],
             resources: [.copy("Resources/openapi.yaml")],

@@ -3,6 +3,7 @@ import HeraldAPNs
 import HeraldCore
 import HeraldStore
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import NIOCore
@@ -55,11 +56,25 @@ public func buildApplication(
         store: store, pipeline: pipeline, worker: worker, hub: hub, clock: clock, bodyLimit: configuration.maximumBodyBytes)
     return Application(
         router: router,
-        server: .http1WebSocketUpgrade(
-            webSocketRouter: router, configuration: .init(ws: .init(autoPing: .enabled(timePeriod: configuration.webSocketPingInterval)))),
+        server: guardedServer(webSocketRouter: router, configuration: configuration),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Herald"),
         services: closers + [worker, hub],
         logger: logger)
+}
+
+/// HTTP/1.1 with the WebSocket upgrade, every connection under a ``ConnectionGuard`` (timeouts, connection cap,
+/// parser errors answered in JSON, RFC 6455 frame checks).
+func guardedServer(webSocketRouter: Router<HeraldRequestContext>, configuration: HeraldConfiguration) -> HTTPServerBuilder {
+    let webSocketResponder = webSocketRouter.buildResponder()
+    let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
+        ws: .init(autoPing: .enabled(timePeriod: configuration.webSocketPingInterval), validateUTF8: true))
+    let connections = OpenConnections()
+    return HTTPServerBuilder { responder in
+        GuardedServerChannel(
+            base: HTTP1WebSocketUpgradeChannel(
+                responder: responder, webSocketResponder: webSocketResponder, configuration: channelConfiguration),
+            limits: configuration.connectionLimits, connections: connections)
+    }
 }
 
 func buildRouter(

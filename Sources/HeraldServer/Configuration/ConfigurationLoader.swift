@@ -85,11 +85,21 @@ public enum ConfigurationLoader {
         if let interval = try reader.integer("HERALD_WEBSOCKET_PING_INTERVAL", in: 1...3_600) {
             configuration.webSocketPingInterval = .seconds(interval)
         }
+        try connectionSettings(&reader, into: &configuration.connectionLimits)
         configuration.apns = try apnsSettings(&reader)
         if let unknown = reader.unread.sorted().first {
             throw ConfigurationError("\(unknown): unknown option (see the configuration table in README.md)")
         }
         return configuration
+    }
+
+    private static func connectionSettings(_ reader: inout Reader, into limits: inout ConnectionLimits) throws {
+        if let seconds = try reader.integer("HERALD_HEADER_TIMEOUT", in: 1...600) { limits.headerTimeout = .seconds(seconds) }
+        if let seconds = try reader.integer("HERALD_BODY_TIMEOUT", in: 1...3_600) { limits.bodyTimeout = .seconds(seconds) }
+        if let seconds = try reader.integer("HERALD_IDLE_TIMEOUT", in: 1...3_600) { limits.idleTimeout = .seconds(seconds) }
+        limits.maximumConnections =
+            try reader.integer("HERALD_MAX_CONNECTIONS", in: 1...1_000_000) ?? limits.maximumConnections
+        if let seconds = try reader.integer("HERALD_SHUTDOWN_TIMEOUT", in: 1...3_600) { limits.shutdownTimeout = .seconds(seconds) }
     }
 
     private static func apnsSettings(_ reader: inout Reader) throws -> APNsConfiguration? {

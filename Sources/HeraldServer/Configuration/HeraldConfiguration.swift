@@ -30,6 +30,8 @@ public struct HeraldConfiguration: Sendable {
     public var webSocketConfirmTimeout: Duration = .seconds(10)
     /// How often the server pings each WebSocket client; one that has not answered by the next ping is dropped.
     public var webSocketPingInterval: Duration = .seconds(30)
+    /// Timeouts, the connection cap and the shutdown bound of client connections.
+    public var connectionLimits = ConnectionLimits()
     /// APNs; `nil` when no APNs option is set (notifications for Apple devices then stay queued).
     public var apns: APNsConfiguration?
 

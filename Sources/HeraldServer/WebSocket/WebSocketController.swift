@@ -19,11 +19,13 @@ struct WebSocketController<Context: RequestContext & WebSocketRequestContext>: S
 
     func addRoutes(to group: RouterGroup<Context>) {
         group.ws("websocket") { inbound, outbound, context in
-            await session(inbound: inbound, outbound: outbound, logger: context.logger)
+            try await session(inbound: inbound, outbound: outbound, logger: context.logger)
         }
     }
 
-    private func session(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, logger: Logger) async {
+    /// Errors are rethrown: WSCore closes the socket with the status they carry (1007 for a text message that is not
+    /// UTF-8, 1009 for one too large).
+    private func session(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, logger: Logger) async throws {
         var subscription: (id: UUID, deviceID: Device.ID)?
         // One task per socket: this one, reading. Events are written by the hub's send queue, whose writer runs only
         // while events wait (an idle subscribed socket costs no task of its own).
@@ -108,6 +110,7 @@ struct WebSocketController<Context: RequestContext & WebSocketRequestContext>: S
             }
         } catch {
             logger.debug("WebSocket closed", metadata: ["error": "\(error)"])
+            throw error
         }
     }
 

@@ -1,0 +1,317 @@
+import Foundation
+import HeraldCore
+import NIOCore
+
+/// The first handler of every client connection: it sees the raw bytes and decides when the connection ends, so that
+/// no client can hold one open for ever.
+///
+/// - A request's head must arrive within ``ConnectionLimits/headerTimeout`` (from the connection opening, or from the
+///   first byte of a later request), its body within ``ConnectionLimits/bodyTimeout``; otherwise the client gets
+///   `408` and the connection is closed. Between requests a connection may sit idle for
+///   ``ConnectionLimits/idleTimeout``.
+/// - One connection over ``ConnectionLimits/maximumConnections`` is answered `503` and closed.
+/// - Every close is graceful: Herald closes its side, drains what the client still sends for
+///   ``ConnectionLimits/linger`` (so the client reads the answer rather than a reset), then closes the socket.
+///   A response sent before its request was read to the end (`413`) closes the connection that way.
+/// - On graceful shutdown, idle connections close at once and busy ones within ``ConnectionLimits/shutdownTimeout``.
+/// - After a WebSocket upgrade, HTTP timeouts stop (pings take over) and a client frame without a mask closes the
+///   connection with status 1002 (RFC 6455 §5.1).
+///
+/// It learns where requests and responses begin and end from ``HTTPExchangeObserver``, which sits after the HTTP
+/// decoder; both are installed by ``GuardedServerChannel``.
+final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private enum Mode {
+        case http
+        case webSocket(WebSocketMaskCheck)
+        /// Herald has closed its side; input is drained until the linger deadline.
+        case closing
+    }
+
+    private let limits: ConnectionLimits
+    private let connections: OpenConnections
+    private var mode = Mode.http
+    private var isCounted = false
+    private var isQuiescing = false
+    /// A request head has arrived on this connection (before that, the header timeout runs from the connection opening).
+    private var hasSeenRequest = false
+
+    /// Requests whose head arrived and whose response has not ended.
+    private var unansweredRequests = 0
+    private var isReadingRequest = false
+    private var isResponding = false
+    /// Bytes of a new request arrived while the connection was idle.
+    private var requestBegan = false
+    /// An answer to write once the response in progress has ended, then close.
+    private var pendingRefusal: ByteBuffer?
+
+    private var phaseDeadline: NIODeadline
+    private var shutdownDeadline: NIODeadline?
+    private var lingerDeadline: NIODeadline?
+    private var timer: Scheduled<Void>?
+    /// This handler's place in the pipeline: raw bytes written here go straight to the socket.
+    private var ownContext: ChannelHandlerContext?
+    private var timerDeadline: NIODeadline?
+
+    init(limits: ConnectionLimits, connections: OpenConnections) {
+        self.limits = limits
+        self.connections = connections
+        phaseDeadline = .now() + TimeAmount(limits.headerTimeout)
+    }
+
+    // MARK: Channel events
+
+    func channelActive(context: ChannelHandlerContext) {
+        isCounted = true
+        if connections.opened(limit: limits.maximumConnections) {
+            phaseDeadline = .now() + TimeAmount(limits.headerTimeout)
+            rearm(context)
+        } else {
+            refuse(
+                context, CannedAnswer.make(
+                    status: "503 Service Unavailable", code: "too_many_connections",
+                    message: "Herald has as many open connections as it accepts; try again shortly.",
+                    extraHeaders: "Retry-After: 1\r\n"))
+        }
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if isCounted {
+            isCounted = false
+            connections.closed()
+        }
+        timer?.cancel()
+        timer = nil
+        context.fireChannelInactive()
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        ownContext = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        ownContext = nil
+        timer?.cancel()
+        timer = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch mode {
+        case .closing:
+            return  // drained
+        case .webSocket(var check):
+            let frames = unwrapInboundIn(data)
+            guard check.scan(frames) else {
+                mode = .webSocket(check)
+                closeWebSocketForProtocolError(context)
+                return
+            }
+            mode = .webSocket(check)
+        case .http:
+            if unansweredRequests == 0, !isReadingRequest, !requestBegan {
+                requestBegan = true
+                phaseDeadline = .now() + TimeAmount(limits.headerTimeout)
+                rearm(context)
+            }
+        }
+        context.fireChannelRead(data)
+    }
+
+    func close(context: ChannelHandlerContext, mode closeMode: CloseMode, promise: EventLoopPromise<Void>?) {
+        context.close(mode: closeMode, promise: promise)
+        if closeMode == .output { startLingering(context) }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent, !isQuiescing {
+            isQuiescing = true
+            shutdownDeadline = .now() + TimeAmount(limits.shutdownTimeout)
+            if case .http = mode, isIdle {
+                context.close(promise: nil)
+            } else {
+                rearm(context)
+            }
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    // MARK: Reports from HTTPExchangeObserver
+
+    func requestHeadReceived() {
+        guard let context = ownContext else { return }
+        hasSeenRequest = true
+        unansweredRequests += 1
+        isReadingRequest = true
+        requestBegan = false
+        phaseDeadline = .now() + TimeAmount(limits.bodyTimeout)
+        rearm(context)
+    }
+
+    func requestEnded() {
+        guard let context = ownContext else { return }
+        isReadingRequest = false
+        rearm(context)
+    }
+
+    /// Whether the response now starting is the connection's last (its head then says `Connection: close`).
+    func responseStarting() -> Bool {
+        isResponding = true
+        return isQuiescing || isReadingRequest || pendingRefusal != nil
+    }
+
+    func responseEnded() {
+        guard let context = ownContext else { return }
+        isResponding = false
+        unansweredRequests = max(0, unansweredRequests - 1)
+        if let refusal = pendingRefusal {
+            if unansweredRequests == 0 || isReadingRequest {
+                pendingRefusal = nil
+                refuse(context, refusal)
+            }
+        } else if isReadingRequest || isQuiescing && isIdle {
+            closeGracefully(context)
+        } else {
+            if isIdle { phaseDeadline = .now() + TimeAmount(limits.idleTimeout) }
+            rearm(context)
+        }
+    }
+
+    func upgradedToWebSocket() {
+        guard let context = ownContext else { return }
+        mode = .webSocket(WebSocketMaskCheck())
+        unansweredRequests = 0
+        isReadingRequest = false
+        isResponding = false
+        rearm(context)
+    }
+
+    /// Answers with `answer` once the requests read in full are answered, and closes the connection.
+    func refuseAfterCurrentResponse(_ answer: ByteBuffer) {
+        guard let context = ownContext else { return }
+        // Requests read in full before the bad bytes are answered first; a request cut by them is not.
+        if isResponding || unansweredRequests > 0 && !isReadingRequest {
+            pendingRefusal = answer
+        } else {
+            refuse(context, answer)
+        }
+    }
+
+    // MARK: Closing
+
+    private var isIdle: Bool { unansweredRequests == 0 && !isReadingRequest && !requestBegan }
+
+    private func refuse(_ context: ChannelHandlerContext, _ answer: ByteBuffer) {
+        guard case .http = mode else { return }
+        context.write(wrapOutboundOut(answer), promise: nil)
+        closeGracefully(context)
+    }
+
+    private func closeWebSocketForProtocolError(_ context: ChannelHandlerContext) {
+        // A close frame from the server (unmasked): opcode 8, status 1002 "protocol error".
+        var frame = context.channel.allocator.buffer(capacity: 4)
+        frame.writeBytes([0x88, 0x02, 0x03, 0xEA])
+        context.write(wrapOutboundOut(frame), promise: nil)
+        closeGracefully(context)
+    }
+
+    private func closeGracefully(_ context: ChannelHandlerContext) {
+        if case .closing = mode { return }
+        context.flush()
+        context.close(mode: .output, promise: nil)
+        startLingering(context)
+    }
+
+    private func startLingering(_ context: ChannelHandlerContext) {
+        if case .closing = mode { return }
+        mode = .closing
+        lingerDeadline = .now() + TimeAmount(limits.linger)
+        rearm(context)
+    }
+
+    // MARK: The one timer
+
+    /// The deadline that applies now, and what happens when it passes.
+    private var currentDeadline: (deadline: NIODeadline, onExpiry: Expiry)? {
+        var current: (deadline: NIODeadline, onExpiry: Expiry)?
+        switch mode {
+        case .closing:
+            current = lingerDeadline.map { ($0, .close) }
+        case .webSocket:
+            current = nil
+        case .http:
+            if isReadingRequest {
+                current = (phaseDeadline, .requestTimeout("The request body did not arrive in time."))
+            } else if unansweredRequests > 0 {
+                current = nil
+            } else if requestBegan || !hasSeenRequest {
+                current = (phaseDeadline, .requestTimeout("The request head did not arrive in time."))
+            } else {
+                current = (phaseDeadline, .close)
+            }
+        }
+        if let shutdownDeadline, current.map({ shutdownDeadline < $0.deadline }) ?? true {
+            current = (shutdownDeadline, .close)
+        }
+        return current
+    }
+
+    private enum Expiry {
+        case close
+        case requestTimeout(String)
+    }
+
+
+    private func rearm(_ context: ChannelHandlerContext) {
+        guard let (deadline, _) = currentDeadline else {
+            timer?.cancel()
+            timer = nil
+            timerDeadline = nil
+            return
+        }
+        if timerDeadline == deadline, timer != nil { return }
+        timer?.cancel()
+        timerDeadline = deadline
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
+            timer = nil
+            timerDeadline = nil
+            expire(context)
+        }
+    }
+
+    private func expire(_ context: ChannelHandlerContext) {
+        guard let (deadline, onExpiry) = currentDeadline else { return }
+        guard deadline <= .now() else {
+            rearm(context)
+            return
+        }
+        switch onExpiry {
+        case .close:
+            context.close(promise: nil)
+        case .requestTimeout(let message):
+            if isResponding {
+                context.close(promise: nil)
+            } else {
+                refuse(context, CannedAnswer.make(status: "408 Request Timeout", code: "request_timeout", message: message))
+            }
+        }
+    }
+}
+
+/// A complete HTTP/1.1 answer with Herald's JSON error body, written as raw bytes when the connection is about to
+/// close and no response is in progress.
+enum CannedAnswer {
+    static func make(status: String, code: String, message: String, extraHeaders: String = "") -> ByteBuffer {
+        let body = (try? JSONValue.object(["error": .string(message), "code": .string(code)]).encoded()) ?? Data()
+        let head =
+            "HTTP/1.1 \(status)\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: \(body.count)\r\n"
+            + "Connection: close\r\n\(extraHeaders)\r\n"
+        var answer = ByteBuffer(string: head)
+        answer.writeBytes(body)
+        return answer
+    }
+}
