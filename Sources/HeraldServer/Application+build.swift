@@ -49,6 +49,13 @@ public func buildApplication(
             deliveryWait: configuration.deliveryWait,
             instanceID: configuration.instanceID ?? "\(ProcessInfo.processInfo.hostName):\(configuration.port)"),
         logger: logger)
+    var configuration = configuration
+    if let files = OpenFileLimit.raise(), files - OpenFileLimit.reserve < configuration.connectionLimits.maximumConnections {
+        configuration.connectionLimits.maximumConnections = max(1, files - OpenFileLimit.reserve)
+        logger.notice(
+            "The open-file limit caps client connections below HERALD_MAX_CONNECTIONS",
+            metadata: ["open_files": "\(files)", "connections": "\(configuration.connectionLimits.maximumConnections)"])
+    }
     let pipeline = SendPipeline(
         store: store, worker: worker, clock: clock,
         configuration: .init(dailyLimit: configuration.dailyLimit, timeToLive: configuration.notificationTTL))

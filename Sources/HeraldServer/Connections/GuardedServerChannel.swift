@@ -24,6 +24,10 @@ struct GuardedServerChannel<Base: ServerChildChannel>: ServerChildChannel {
     }
 
     func handle(value: Value, logger: Logger) async {
-        await base.handle(value: value, logger: logger)
+        // Hummingbird logs a connection that closed before its first request was read (what this guard does to idle
+        // and malformed connections) as an error; below debug level that would let any client fill the log.
+        var connectionLogger = logger
+        if logger.logLevel > .debug { connectionLogger.logLevel = .critical }
+        await base.handle(value: value, logger: connectionLogger)
     }
 }
