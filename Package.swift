@@ -145,7 +145,10 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "HeraldStoreTests", dependencies: ["HeraldStore", "HeraldTesting"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HeraldStoreTests",
+            dependencies: ["HeraldStore", "HeraldTesting", .product(name: "GRDB", package: "GRDB.swift")],  // GRDB: migration tests
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "HeraldServerTests",
             dependencies: [

@@ -27,8 +27,8 @@ public struct Device: Sendable, Equatable, Identifiable {
     public var secretHash: String
     public var platform: Platform
     public var environment: PushEnvironment
-    /// The provider's device token (APNs: lowercase hex); `nil` for WebSocket-only devices
-    /// and for devices whose token moved to another registration.
+    /// The provider's device token (APNs: lowercase hex); `nil` for WebSocket-only devices (and for devices whose
+    /// token a Herald before schema v4 moved to another registration). Several devices may have the same token.
     public var token: String?
     /// `false` once the provider said the token is dead; re-registration revives the device.
     public var isActive: Bool

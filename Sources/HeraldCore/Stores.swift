@@ -1,11 +1,15 @@
 import Foundation
 
 /// Devices and their credentials.
+///
+/// A push token may be bound to several devices (USER_IDs), each created by its own registration: inserting or
+/// updating one device never changes another. Tokens are stored as given (the server normalises them first: APNs
+/// tokens are lowercase hex). When the provider says a token is dead, every device of the platform bound to it is
+/// deactivated.
 public protocol DeviceStore: Sendable {
-    /// Inserts a new device. A token already bound to another device of the same platform moves to this one
-    /// (the other device loses its token and becomes inactive), atomically.
+    /// Inserts a new device.
     func insertDevice(_ device: Device) async throws
-    /// Replaces a stored device (matched by id), moving its token away from any other device as `insertDevice` does.
+    /// Replaces a stored device (matched by id).
     func updateDevice(_ device: Device) async throws
     /// The device whose USER_ID hashes to `userIDHash`.
     func device(userIDHash: String) async throws -> Device?
@@ -13,8 +17,11 @@ public protocol DeviceStore: Sendable {
     func device(id: Device.ID) async throws -> Device?
     /// Removes a device together with its notifications and counters.
     func deleteDevice(id: Device.ID) async throws
-    /// Marks a device inactive (its token is dead) unless it changed token since `token` was used.
+    /// The provider said `token`, used for device `id`, is dead: marks inactive every device of that device's platform
+    /// still bound to `token` (not `id` itself if it changed token since).
     func deactivateDevice(id: Device.ID, token: String, reason: String, at date: Date) async throws
+    /// How many devices there are (active or not); cheap, for the `HERALD_MAX_DEVICES` check on every registration.
+    func deviceCount() async throws -> Int
 }
 
 /// The daily counters of one device, as the rate-limit answers report them.
@@ -95,7 +102,8 @@ public struct DeliveryOutcome: Sendable, Equatable {
     public var notification: PushNotification
     /// The notification failed or expired: its quota moves from `successful` to `errors`.
     public var releasesQuota: Bool
-    /// The provider said this token is dead: the device is deactivated unless it changed token since.
+    /// The provider said this token is dead: every device of the platform bound to it is deactivated (the
+    /// notification's own device only if it still has it).
     public var deadToken: String?
     /// Nothing could deliver it (no provider, no connected client): it waits, due again at its expiry, until a client
     /// connects, the device registers again or an instance with a provider for its platform starts.
@@ -145,7 +153,7 @@ public protocol NotificationStore: Sendable {
     /// In one transaction: accepts every request in order (counts the attempt, checks the quota when
     /// `quota.maximum` is set, and if there is room stores the notification and counts it as successful), and saves
     /// every outcome whose lease `batch.owner` still holds (releasing the lease; a failed or expired outcome gives its
-    /// quota back; a dead token deactivates the device). Returns one decision per accept, in order.
+    /// quota back; a dead token deactivates the devices bound to it). Returns one decision per accept, in order.
     func commit(_ batch: WriteBatch) async throws -> [AcceptDecision]
     /// Claims the given notifications that are pending, due at `now` and held by nobody (or by an expired lease);
     /// returns those it claimed.

@@ -60,7 +60,8 @@ public func buildApplication(
         store: store, worker: worker, clock: clock,
         configuration: .init(dailyLimit: configuration.dailyLimit, timeToLive: configuration.notificationTTL))
     let router = buildRouter(
-        store: store, pipeline: pipeline, worker: worker, hub: hub, clock: clock, bodyLimit: configuration.maximumBodyBytes)
+        store: store, pipeline: pipeline, worker: worker, hub: hub, clock: clock, bodyLimit: configuration.maximumBodyBytes,
+        registration: .init(configuration), addresses: try ClientAddressResolver(configuration))
     return Application(
         router: router,
         server: guardedServer(webSocketRouter: router, configuration: configuration),
@@ -86,7 +87,7 @@ func guardedServer(webSocketRouter: Router<HeraldRequestContext>, configuration:
 
 func buildRouter(
     store: any HeraldStore, pipeline: SendPipeline, worker: DeliveryWorker, hub: WebSocketHub, clock: any WallClock,
-    bodyLimit: Int
+    bodyLimit: Int, registration: RegistrationSettings, addresses: ClientAddressResolver
 ) -> Router<HeraldRequestContext> {
     let router = Router(context: HeraldRequestContext.self)
     router.add(middleware: JSONErrorMiddleware())
@@ -104,20 +105,47 @@ func buildRouter(
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: document)))
     }
     let directory = DeviceDirectory(store: store)
+    let credentials = CredentialGuard(limiter: AuthFailureLimiter(clock: clock), addresses: addresses)
     let api = router.group("api/push")
     RegistrationController(
-        store: store, directory: directory, clock: clock, bodyLimit: bodyLimit, onDeviceChanged: { id in await worker.deliverPending(of: id) }
+        store: store, directory: directory, credentials: credentials,
+        registrations: RegistrationLimiter(perMinute: registration.perMinute, clock: clock),
+        maximumDevices: registration.maximumDevices, registrationTokenHash: registration.tokenHash, clock: clock,
+        bodyLimit: bodyLimit, onDeviceChanged: { id in await worker.deliverPending(of: id) }
     ).addRoutes(to: api)
-    NotifyController(pipeline: pipeline, directory: directory, clock: clock, bodyLimit: bodyLimit).addRoutes(to: api)
+    NotifyController(pipeline: pipeline, directory: directory, credentials: credentials, clock: clock, bodyLimit: bodyLimit)
+        .addRoutes(to: api)
     let tokens = APITokenManager(store: store, clock: clock)
-    NotificationStatusController(store: store, directory: directory, tokens: tokens).addRoutes(to: api)
-    let authFailures = AuthFailureLimiter(clock: clock)
-    APITokenController(tokens: tokens, directory: directory, limiter: authFailures, bodyLimit: bodyLimit).addRoutes(to: api)
-    ActionNotificationController(pipeline: pipeline, tokens: tokens, limiter: authFailures, clock: clock, bodyLimit: bodyLimit)
+    NotificationStatusController(store: store, directory: directory, tokens: tokens, credentials: credentials).addRoutes(to: api)
+    APITokenController(tokens: tokens, directory: directory, credentials: credentials, bodyLimit: bodyLimit).addRoutes(to: api)
+    ActionNotificationController(pipeline: pipeline, tokens: tokens, credentials: credentials, clock: clock, bodyLimit: bodyLimit)
         .addRoutes(to: router)
-    HomeAssistantController(pipeline: pipeline, directory: directory, clock: clock, bodyLimit: bodyLimit).addRoutes(to: api)
-    WebSocketController(hub: hub, directory: directory, worker: worker).addRoutes(to: api)
+    HomeAssistantController(pipeline: pipeline, directory: directory, credentials: credentials, clock: clock, bodyLimit: bodyLimit)
+        .addRoutes(to: api)
+    WebSocketController(hub: hub, directory: directory, credentials: credentials, worker: worker).addRoutes(to: api)
     return router
+}
+
+/// The registration limits of the configuration, as the registration controller takes them.
+struct RegistrationSettings: Sendable {
+    /// `HERALD_REGISTRATIONS_PER_MINUTE`; `nil` or 0 for no limit.
+    var perMinute: Int?
+    /// `HERALD_MAX_DEVICES`.
+    var maximumDevices: Int?
+    /// The SHA-256 of `HERALD_REGISTRATION_TOKEN` (the token itself is not kept).
+    var tokenHash: String?
+
+    init(perMinute: Int? = nil, maximumDevices: Int? = nil, tokenHash: String? = nil) {
+        self.perMinute = perMinute
+        self.maximumDevices = maximumDevices
+        self.tokenHash = tokenHash
+    }
+
+    init(_ configuration: HeraldConfiguration) {
+        self.init(
+            perMinute: configuration.registrationsPerMinute, maximumDevices: configuration.maximumDevices,
+            tokenHash: configuration.registrationToken.map(Secrets.hash))
+    }
 }
 
 /// Closes the store after everything that uses it has stopped.

@@ -6,7 +6,8 @@ import NIOCore
 /// authentication-failure limiter) and the WebSocket upgrade handle (for `/api/push/websocket`).
 public struct HeraldRequestContext: RequestContext, RemoteAddressRequestContext, WebSocketRequestContext {
     public var coreContext: CoreRequestContextStorage
-    /// The address the request came from, when the channel knows it. Behind a reverse proxy this is the proxy's.
+    /// The socket peer, when the channel knows it (behind a reverse proxy, the proxy's; ``ClientAddressResolver``
+    /// finds the client's).
     public let remoteAddress: SocketAddress?
     public let webSocket: WebSocketHandlerReference<Self>
 

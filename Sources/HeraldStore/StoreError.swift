@@ -5,9 +5,6 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     /// The database URL names a backend Herald does not have.
     case unsupportedURL(String)
 
-    /// The reason recorded on a device whose token another registration took over.
-    public static let tokenMovedReason = "its push token was registered again under another USER_ID"
-
     public var description: String {
         switch self {
         case .notFound(let what): "\(what) not found"

@@ -266,6 +266,8 @@ final class Bench: Sendable {
                 "HERALD_DATABASE_URL": database,
                 // The benchmark sends many notifications to few devices; the quota is still counted as usual.
                 "HERALD_RATE_LIMIT_DAILY": "10000000",
+                // It registers thousands of devices from one address.
+                "HERALD_REGISTRATIONS_PER_MINUTE": "0",
             ].merging(apns.heraldEnvironment) { first, _ in first }
         ) { _, new in new }
         environment.merge(extra) { _, new in new }

@@ -106,4 +106,42 @@ struct ConfigurationTests {
             #expect(startupMessage(error).hasPrefix("HERALD_APNS_KEY_PATH:"))
         }
     }
+
+    @Test func registrationAndClientAddressOptions() throws {
+        let defaults = try ConfigurationLoader.load(file: nil, environment: [:])
+        #expect(defaults.trustedProxies.isEmpty)
+        #expect(defaults.clientAddressHeader == "X-Forwarded-For")
+        #expect(defaults.registrationsPerMinute == 20)
+        #expect(defaults.maximumDevices == nil)
+        #expect(defaults.registrationToken == nil)
+
+        let configuration = try ConfigurationLoader.load(
+            file: nil,
+            environment: [
+                "HERALD_TRUSTED_PROXIES": "10.0.0.0/8, ::1,192.0.2.7", "HERALD_CLIENT_ADDRESS_HEADER": "X-Real-IP",
+                "HERALD_REGISTRATIONS_PER_MINUTE": "0", "HERALD_MAX_DEVICES": "5000",
+                "HERALD_REGISTRATION_TOKEN": "3f9c0a7e5b1d4c2a8e6f",
+            ])
+        #expect(configuration.trustedProxies == ["10.0.0.0/8", "::1", "192.0.2.7"])
+        #expect(configuration.clientAddressHeader == "X-Real-IP")
+        #expect(configuration.registrationsPerMinute == 0)
+        #expect(configuration.maximumDevices == 5000)
+        #expect(configuration.registrationToken == "3f9c0a7e5b1d4c2a8e6f")
+    }
+
+    @Test(arguments: [
+        (["HERALD_TRUSTED_PROXIES": "10.0.0.0/33"], "HERALD_TRUSTED_PROXIES: \"10.0.0.0/33\" is not an IP address or CIDR range"),
+        (["HERALD_TRUSTED_PROXIES": "10.0.0.1, proxy.local"], "HERALD_TRUSTED_PROXIES: \"proxy.local\" is not an IP address"),
+        (["HERALD_CLIENT_ADDRESS_HEADER": "X Forwarded"], "HERALD_CLIENT_ADDRESS_HEADER: \"X Forwarded\" is not an HTTP header name"),
+        (["HERALD_REGISTRATIONS_PER_MINUTE": "-1"], "HERALD_REGISTRATIONS_PER_MINUTE: \"-1\" is not a whole number"),
+        (["HERALD_MAX_DEVICES": "0"], "HERALD_MAX_DEVICES: \"0\" is not a whole number from 1"),
+        (["HERALD_REGISTRATION_TOKEN": "short"], "HERALD_REGISTRATION_TOKEN: must be 16 to 512 printable ASCII characters"),
+    ])
+    func invalidRegistrationOptionsAreOneLineNamingTheOption(environment: [String: String], message: String) {
+        #expect {
+            try ConfigurationLoader.load(file: nil, environment: environment)
+        } throws: { error in
+            (error as? ConfigurationError)?.description.hasPrefix(message) == true
+        }
+    }
 }

@@ -106,19 +106,6 @@ struct RegistrationTests {
         }
     }
 
-    @Test func aTokenRegisteredAgainMovesToTheNewUserID() async throws {
-        let server = try TestServer()
-        try await server.run { client in
-            let old = try await client.register(token: Fixtures.apnsToken(9))
-            let new = try await client.register(token: Fixtures.apnsToken(9))
-            let toOld = try await client.notify(old.userID)
-            #expect(toOld.status == .gone)
-            #expect(try toOld.json()["code"] == "device_must_reregister")
-            let toNew = try await client.notify(new.userID)
-            #expect(toNew.status == .created)
-        }
-    }
-
     @Test func websocketOnlyDevicesRegisterWithoutAToken() async throws {
         let server = try TestServer()
         try await server.run { client in

@@ -36,27 +36,6 @@ struct StoreContractTests {
     }
 
     @Test(arguments: Backend.allCases)
-    func aTokenRegisteredAgainMovesToTheNewDevice(_ backend: Backend) async throws {
-        let store = try backend.makeStore()
-        let first = Fixtures.device(token: Fixtures.apnsToken(7)).device
-        let second = Fixtures.device(token: Fixtures.apnsToken(7)).device
-        try await store.insertDevice(first)
-        try await store.insertDevice(second)
-        let moved = try #require(try await store.device(id: first.id))
-        #expect(moved.token == nil)
-        #expect(moved.isActive == false)
-        #expect(try await store.device(id: second.id)?.token == Fixtures.apnsToken(7))
-
-        var third = Fixtures.device(token: Fixtures.apnsToken(8)).device
-        try await store.insertDevice(third)
-        third.token = Fixtures.apnsToken(7)
-        try await store.updateDevice(third)
-        #expect(try await store.device(id: second.id)?.token == nil)
-        #expect(try await store.device(id: third.id)?.token == Fixtures.apnsToken(7))
-        try await store.close()
-    }
-
-    @Test(arguments: Backend.allCases)
     func deactivationOnlyAppliesToTheTokenThatWasUsed(_ backend: Backend) async throws {
         let store = try backend.makeStore()
         var device = Fixtures.device(token: Fixtures.apnsToken(1)).device

@@ -11,7 +11,7 @@ import Logging
 struct APITokenController<Context: RemoteAddressRequestContext>: Sendable {
     let tokens: APITokenManager
     let directory: DeviceDirectory
-    let limiter: AuthFailureLimiter
+    let credentials: CredentialGuard
     let bodyLimit: Int
 
     func addRoutes(to group: RouterGroup<Context>) {
@@ -25,6 +25,7 @@ struct APITokenController<Context: RemoteAddressRequestContext>: Sendable {
         let body = try await JSONBody.object(of: request, limit: bodyLimit)
         let name = try FieldReader(body).requiredString("name")
         let issued = try await tokens.create(name: name, for: device)
+        credentials.limiter.remember(.apiToken(issued.secret))
         context.logger.info("API token created", metadata: ["device": "\(device.id)", "token": "\(issued.token.id)"])
         var json = Self.json(issued.token)
         json["token"] = .string(issued.secret)
@@ -47,7 +48,7 @@ struct APITokenController<Context: RemoteAddressRequestContext>: Sendable {
     }
 
     private func owner(_ request: Request, _ context: Context) async throws -> Device {
-        try await limiter.guarding(context.clientKey) { try await directory.owner(of: request) }
+        try await credentials.check(.basic(of: request), of: request, context: context) { try await directory.owner(of: request) }
     }
 
     /// `{"id", "name", "created_at", "last_used_at"}` (`last_used_at` is `null` until the token is used).

@@ -4,15 +4,23 @@ import HeraldCore
 import Hummingbird
 import Synchronization
 
-/// Slows down credential guessing: counts authentication failures per client address in fixed one-minute windows.
-/// Once an address has failed ``maximumFailures`` times in its window, every authenticated request from it is
-/// answered 429 with `Retry-After` until the window ends, whatever credentials it carries.
+/// Slows down credential guessing on every endpoint that checks a credential: counts failed checks per client
+/// address in fixed one-minute windows. Once an address has failed ``maximumFailures`` times in its window, it is
+/// locked out until the window ends: a request from it is answered 429 `too_many_auth_failures` with `Retry-After`
+/// before the store is asked, unless it carries a credential this process has recently seen authenticate (or has
+/// issued), which proceeds as usual. So a guesser gets no answer that tells a right guess from a wrong one, and the
+/// owner of a valid credential behind the same address is not locked out with the guesser.
 ///
-/// A window starts at the first failure; addresses whose window has ended are forgotten. Kept in memory only:
-/// a restart forgets everything, and each Herald process counts on its own.
+/// A failure is a credential check answered 401, 403 or 404 (missing, wrong or unknown credential); a 400 for a
+/// malformed one, a 410 for a deactivated device and a 503 for an unavailable store are not. A window starts at the
+/// first failure; addresses whose window has ended are forgotten. Everything is in memory: a restart forgets it, each
+/// Herald process counts on its own, and a valid credential not seen by this process since it started is refused
+/// during a lock-out like any other (for at most one window).
 ///
 /// ```swift
-/// let device = try await limiter.guarding(context.clientKey) { try await directory.owner(of: request) }
+/// let device = try await limiter.guarding(client, credential: .owner(userID: id, secret: secret)) {
+///     try await directory.owner(userID: id, secret: secret)
+/// }
 /// ```
 final class AuthFailureLimiter: Sendable {
     /// Failures allowed per window; the next request is refused.
@@ -21,70 +29,149 @@ final class AuthFailureLimiter: Sendable {
     static let window: TimeInterval = 60
     /// How many addresses are remembered at most; beyond that the oldest windows are dropped.
     static let maximumTrackedAddresses = 10_000
+    /// How many credentials that authenticated are remembered at most (about 40 bytes each).
+    static let maximumRememberedCredentials = 100_000
 
     private struct Window {
         var start: Date
         var failures: Int
     }
 
+    private struct State {
+        var windows: [String: Window] = [:]
+        /// Credentials seen to authenticate, in two generations: `recent` fills up to half the capacity and then
+        /// becomes `older` (the previous `older` is forgotten); a credential found in `older` moves back to `recent`.
+        /// An approximate least-recently-used set with constant-time operations.
+        var recent: Set<CredentialFingerprint> = []
+        var older: Set<CredentialFingerprint> = []
+
+        mutating func isRemembered(_ credential: CredentialFingerprint) -> Bool {
+            if recent.contains(credential) { return true }
+            guard older.contains(credential) else { return false }
+            remember(credential)
+            return true
+        }
+
+        mutating func remember(_ credential: CredentialFingerprint) {
+            guard !recent.contains(credential) else { return }
+            older.remove(credential)
+            if recent.count >= AuthFailureLimiter.maximumRememberedCredentials / 2 {
+                older = recent
+                recent = []
+            }
+            recent.insert(credential)
+        }
+    }
+
     private let clock: any WallClock
-    private let windows = Mutex<[String: Window]>([:])
+    private let state = Mutex(State())
 
     init(clock: any WallClock) {
         self.clock = clock
     }
 
-    /// Runs `authenticate` for a request from `client` unless the client is locked out (429). An `APIError` it
-    /// throws (other than 503, the store being down) counts as a failure.
-    func guarding<Value>(_ client: String, _ authenticate: () async throws -> Value) async throws -> Value {
-        try checkAllowed(client)
+    /// Runs `authenticate`, which checks `credential` (`nil` when the request carries none), for a request from
+    /// `client`, unless the client is locked out and the credential is not remembered (429). A 401, 403 or 404
+    /// `APIError` it throws counts as a failure; success remembers the credential.
+    func guarding<Value>(
+        _ client: String, credential: CredentialFingerprint?, _ authenticate: () async throws -> Value
+    ) async throws -> Value {
+        try checkAllowed(client, credential: credential)
         do {
-            return try await authenticate()
-        } catch let error as APIError where error.status != .serviceUnavailable {
+            let value = try await authenticate()
+            if let credential { remember(credential) }
+            return value
+        } catch let error as APIError where Self.isFailure(error) {
             recordFailure(client)
             throw error
         }
     }
 
-    /// Throws 429 when `client` used up its failures in the current window.
-    func checkAllowed(_ client: String) throws {
+    /// Whether a refusal of a credential check counts as a failed guess.
+    static func isFailure(_ error: APIError) -> Bool {
+        [.unauthorized, .forbidden, .notFound].contains(error.status)
+    }
+
+    /// Throws 429 when `client` used up its failures in the current window and `credential` is not remembered.
+    func checkAllowed(_ client: String, credential: CredentialFingerprint?) throws {
         let now = clock.now()
-        let retryAfter: Int? = windows.withLock { windows in
-            guard let window = windows[client] else { return nil }
+        let retryAfter: Int? = state.withLock { state in
+            guard let window = state.windows[client] else { return nil }
             let end = window.start.addingTimeInterval(Self.window)
             if now >= end {
-                windows[client] = nil
+                state.windows[client] = nil
                 return nil
             }
             guard window.failures >= Self.maximumFailures else { return nil }
+            if let credential, state.isRemembered(credential) { return nil }
             return max(1, Int(end.timeIntervalSince(now).rounded(.up)))
         }
-        if let retryAfter {
-            throw APIError(
-                .tooManyRequests, code: "too_many_auth_failures",
-                message: "Too many failed authentication attempts from this address; try again in \(retryAfter) seconds.",
-                headers: [.retryAfter: "\(retryAfter)"])
-        }
+        if let retryAfter { throw APIError.tooManyAuthFailures(retryAfter: retryAfter) }
+    }
+
+    /// Remembers a credential that authenticated or that Herald just issued.
+    func remember(_ credential: CredentialFingerprint) {
+        state.withLock { $0.remember(credential) }
     }
 
     /// Counts one failure of `client`.
     func recordFailure(_ client: String) {
         let now = clock.now()
-        windows.withLock { windows in
-            if var window = windows[client], now < window.start.addingTimeInterval(Self.window) {
+        state.withLock { state in
+            if var window = state.windows[client], now < window.start.addingTimeInterval(Self.window) {
                 window.failures += 1
-                windows[client] = window
+                state.windows[client] = window
                 return
             }
-            if windows.count >= Self.maximumTrackedAddresses {
-                windows = windows.filter { now < $0.value.start.addingTimeInterval(Self.window) }
-                while windows.count >= Self.maximumTrackedAddresses,
-                    let oldest = windows.min(by: { $0.value.start < $1.value.start })?.key
+            if state.windows.count >= Self.maximumTrackedAddresses {
+                state.windows = state.windows.filter { now < $0.value.start.addingTimeInterval(Self.window) }
+                while state.windows.count >= Self.maximumTrackedAddresses,
+                    let oldest = state.windows.min(by: { $0.value.start < $1.value.start })?.key
                 {
-                    windows[oldest] = nil
+                    state.windows[oldest] = nil
                 }
             }
-            windows[client] = Window(start: now, failures: 1)
+            state.windows[client] = Window(start: now, failures: 1)
         }
+    }
+}
+
+/// A credential as ``AuthFailureLimiter`` remembers it: 128 bits of the SHA-256 of its kind and value, never the value.
+struct CredentialFingerprint: Hashable, Sendable {
+    private let high: UInt64
+    private let low: UInt64
+
+    private init(_ kind: String, _ value: String) {
+        let hash = Array(Secrets.hash(kind + "\u{0}" + value).utf8)  // 64 lowercase hex characters
+        high = UInt64(String(decoding: hash[0..<16], as: UTF8.self), radix: 16) ?? 0
+        low = UInt64(String(decoding: hash[16..<32], as: UTF8.self), radix: 16) ?? 0
+    }
+
+    /// The device owner's `user_id`/`device_secret` (Basic, body, WebSocket).
+    static func owner(userID: String, secret: String) -> Self { Self("owner", userID.lowercased() + ":" + secret) }
+    /// A USER_ID as a sender's credential (`/api/push/notify`, Home Assistant's `push_token`, Bearer).
+    static func userID(_ userID: String) -> Self { Self("user_id", userID.lowercased()) }
+    /// An API token (`hrd_…`).
+    static func apiToken(_ token: String) -> Self { Self("api_token", token) }
+    /// The operator's registration token (`X-Herald-Registration-Token`).
+    static func registrationToken(_ token: String) -> Self { Self("registration_token", token) }
+
+    /// The owner credentials of a request's `Authorization: Basic` header, if it has them.
+    static func basic(of request: Request) -> Self? {
+        Credentials.basic(request).map { owner(userID: $0.userID, secret: $0.secret) }
+    }
+}
+
+/// The failed-credential limiter and the client-address rule together, as the controllers use them.
+struct CredentialGuard: Sendable {
+    let limiter: AuthFailureLimiter
+    let addresses: ClientAddressResolver
+
+    /// Runs `authenticate` under ``AuthFailureLimiter/guarding(_:credential:_:)`` for the request's client.
+    func check<Value>(
+        _ credential: CredentialFingerprint?, of request: Request, context: some RemoteAddressRequestContext,
+        _ authenticate: () async throws -> Value
+    ) async throws -> Value {
+        try await limiter.guarding(addresses.clientKey(of: request, context: context), credential: credential, authenticate)
     }
 }

@@ -7,7 +7,7 @@ import Hummingbird
 struct ActionNotificationController<Context: RemoteAddressRequestContext>: Sendable {
     let pipeline: SendPipeline
     let tokens: APITokenManager
-    let limiter: AuthFailureLimiter
+    let credentials: CredentialGuard
     let clock: any WallClock
     let bodyLimit: Int
 
@@ -16,8 +16,9 @@ struct ActionNotificationController<Context: RemoteAddressRequestContext>: Senda
     }
 
     @Sendable func send(_ request: Request, context: Context) async throws -> Response {
-        let (_, device) = try await limiter.guarding(context.clientKey) {
-            try await tokens.authenticate(bearer: Credentials.bearer(request))
+        let bearer = Credentials.bearer(request)
+        let (_, device) = try await credentials.check(bearer.map(CredentialFingerprint.apiToken), of: request, context: context) {
+            try await tokens.authenticate(bearer: bearer)
         }
         let notification = try ActionNotificationRequest(try await JSONBody.object(of: request, limit: bodyLimit))
         try notification.checkActionsFit()

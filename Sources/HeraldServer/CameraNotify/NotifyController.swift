@@ -2,10 +2,11 @@ import Foundation
 import HeraldCore
 import Hummingbird
 
-/// `POST /api/push/notify`: the camera app's send API.
-struct NotifyController<Context: RequestContext>: Sendable {
+/// `POST /api/push/notify`: the camera app's send API. An unknown USER_ID counts as a failed credential check.
+struct NotifyController<Context: RemoteAddressRequestContext>: Sendable {
     let pipeline: SendPipeline
     let directory: DeviceDirectory
+    let credentials: CredentialGuard
     let clock: any WallClock
     let bodyLimit: Int
 
@@ -18,7 +19,9 @@ struct NotifyController<Context: RequestContext>: Sendable {
         guard let userID = notify.userID ?? Credentials.bearer(request) else {
             throw APIError.invalidField("user_id", "user_id is required (in the body or as Authorization: Bearer).")
         }
-        let device = try await directory.device(userID: userID)
+        let device = try await credentials.check(.userID(userID), of: request, context: context) {
+            try await directory.device(userID: userID)
+        }
         do {
             let receipt = try await pipeline.send(notify.draft, to: device)
             return SendAnswers.created(receipt, now: clock.now())

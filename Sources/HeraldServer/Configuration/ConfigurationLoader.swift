@@ -86,6 +86,7 @@ public enum ConfigurationLoader {
             configuration.webSocketPingInterval = .seconds(interval)
         }
         try connectionSettings(&reader, into: &configuration.connectionLimits)
+        try registrationSettings(&reader, into: &configuration)
         configuration.apns = try apnsSettings(&reader)
         if let unknown = reader.unread.sorted().first {
             throw ConfigurationError("\(unknown): unknown option (see the configuration table in README.md)")
@@ -100,6 +101,25 @@ public enum ConfigurationLoader {
         limits.maximumConnections =
             try reader.integer("HERALD_MAX_CONNECTIONS", in: 1...1_000_000) ?? limits.maximumConnections
         if let seconds = try reader.integer("HERALD_SHUTDOWN_TIMEOUT", in: 1...3_600) { limits.shutdownTimeout = .seconds(seconds) }
+    }
+
+    private static func registrationSettings(_ reader: inout Reader, into configuration: inout HeraldConfiguration) throws {
+        if let proxies = reader.string("HERALD_TRUSTED_PROXIES") {
+            configuration.trustedProxies = proxies.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty }
+        }
+        configuration.clientAddressHeader = reader.string("HERALD_CLIENT_ADDRESS_HEADER") ?? configuration.clientAddressHeader
+        _ = try ClientAddressResolver(configuration)  // checks both
+        configuration.registrationsPerMinute =
+            try reader.integer("HERALD_REGISTRATIONS_PER_MINUTE", in: 0...1_000_000) ?? configuration.registrationsPerMinute
+        configuration.maximumDevices = try reader.integer("HERALD_MAX_DEVICES", in: 1...1_000_000_000)
+        if let token = reader.string("HERALD_REGISTRATION_TOKEN") {
+            guard (16...512).contains(token.count), token.utf8.allSatisfy({ (0x21...0x7e).contains($0) }) else {
+                throw ConfigurationError(
+                    "HERALD_REGISTRATION_TOKEN: must be 16 to 512 printable ASCII characters without spaces (e.g. from `openssl rand -hex 32`)")
+            }
+            configuration.registrationToken = token
+        }
     }
 
     private static func apnsSettings(_ reader: inout Reader) throws -> APNsConfiguration? {

@@ -34,6 +34,17 @@ public struct HeraldConfiguration: Sendable {
     public var connectionLimits = ConnectionLimits()
     /// APNs; `nil` when no APNs option is set (notifications for Apple devices then stay queued).
     public var apns: APNsConfiguration?
+    /// Reverse proxies whose forwarding header is believed (IP addresses or CIDR ranges, e.g. `10.0.0.0/8`, `::1`);
+    /// empty: the client address of every request is its socket peer.
+    public var trustedProxies: [String] = []
+    /// The header a trusted proxy names the client in (its rightmost entry that is not a trusted proxy).
+    public var clientAddressHeader = "X-Forwarded-For"
+    /// New devices (new USER_IDs) one client address may register per minute (a token bucket); 0 for no limit.
+    public var registrationsPerMinute = 20
+    /// The most devices the store may hold; a new registration beyond it is refused with 503. `nil`: no limit.
+    public var maximumDevices: Int?
+    /// When set, a registration that creates a new USER_ID must carry it in `X-Herald-Registration-Token`.
+    public var registrationToken: String?
 
     public init() {}
 }

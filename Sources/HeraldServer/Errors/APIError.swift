@@ -61,6 +61,36 @@ public struct APIError: Error, Sendable, Equatable {
         .forbidden, code: "wrong_device_secret", message: "The device secret does not match this USER_ID.",
         field: "device_secret")
 
+    /// 429 for a client address locked out after too many failed credential checks (``AuthFailureLimiter``).
+    public static func tooManyAuthFailures(retryAfter seconds: Int) -> APIError {
+        APIError(
+            .tooManyRequests, code: "too_many_auth_failures",
+            message: "Too many failed authentication attempts from this address; try again in \(seconds) seconds.",
+            headers: [.retryAfter: "\(seconds)"])
+    }
+
+    /// 429 for a client address that registered too many new devices in a short time (``RegistrationLimiter``).
+    public static func registrationRateLimited(retryAfter seconds: Int) -> APIError {
+        APIError(
+            .tooManyRequests, code: "registration_rate_limited",
+            message: "Too many registrations from this address; try again in \(seconds) seconds.",
+            headers: [.retryAfter: "\(seconds)"])
+    }
+
+    /// 503 for a new registration beyond `HERALD_MAX_DEVICES`.
+    public static let deviceLimitReached = APIError(
+        .serviceUnavailable, code: "device_limit_reached",
+        message: "This Herald server has as many devices as its operator allows; no new device can register.")
+
+    /// 401 for a new registration without `X-Herald-Registration-Token` where `HERALD_REGISTRATION_TOKEN` is set.
+    public static let registrationTokenRequired = APIError(
+        .unauthorized, code: "registration_token_required",
+        message: "This server registers new devices only with its registration token in the X-Herald-Registration-Token header.")
+
+    /// 403 for a registration token that is not the server's.
+    public static let wrongRegistrationToken = APIError(
+        .forbidden, code: "wrong_registration_token", message: "The registration token is not this server's.")
+
     /// 404 for a route or resource that does not exist.
     public static func notFound(_ message: String = "There is nothing at this address.") -> APIError {
         APIError(.notFound, code: "not_found", message: message)

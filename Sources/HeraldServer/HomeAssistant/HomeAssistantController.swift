@@ -4,9 +4,12 @@ import Hummingbird
 
 /// Home Assistant's `mobile_app` push relay: an app sets `push_url` to `<herald>/api/push/homeassistant` and
 /// `push_token` to its USER_ID. Every answer is JSON in the shape Home Assistant reads (see `ErrorDialect`).
-struct HomeAssistantController<Context: RequestContext>: Sendable {
+/// An unknown push token counts as a failed credential check (a missing or malformed one, answered 403 before any
+/// lookup, does not).
+struct HomeAssistantController<Context: RemoteAddressRequestContext>: Sendable {
     let pipeline: SendPipeline
     let directory: DeviceDirectory
+    let credentials: CredentialGuard
     let clock: any WallClock
     let bodyLimit: Int
 
@@ -17,7 +20,7 @@ struct HomeAssistantController<Context: RequestContext>: Sendable {
 
     @Sendable func send(_ request: Request, context: Context) async throws -> Response {
         let notify = try HomeAssistantRequest(try await JSONBody.object(of: request, limit: bodyLimit))
-        let device = try await device(for: notify.pushToken)
+        let device = try await device(for: notify.pushToken, request, context)
         let draft = try HomeAssistantPayload.draft(for: notify, now: clock.now())
         do {
             let receipt = try await pipeline.send(draft, to: device)
@@ -38,7 +41,7 @@ struct HomeAssistantController<Context: RequestContext>: Sendable {
         guard let token = try? body.optionalString("push_token"), Secrets.isHex256(token) else {
             throw APIError(.forbidden, code: "missing_push_token", message: "You did not send a valid token!", field: "push_token")
         }
-        let device = try await device(for: token)
+        let device = try await device(for: token, request, context)
         do {
             let quota = try await pipeline.quota(of: device)
             return JSONResponse.make(
@@ -49,11 +52,13 @@ struct HomeAssistantController<Context: RequestContext>: Sendable {
         }
     }
 
-    private func device(for pushToken: String) async throws -> Device {
-        do {
-            return try await directory.device(userID: pushToken)
-        } catch let error as APIError where error.code == "unknown_user" {
-            throw APIError(.forbidden, code: "unknown_push_token", message: "No device is registered under this push token; register the app with Herald again.", field: "push_token")
+    private func device(for pushToken: String, _ request: Request, _ context: Context) async throws -> Device {
+        try await credentials.check(.userID(pushToken), of: request, context: context) {
+            do {
+                return try await directory.device(userID: pushToken)
+            } catch let error as APIError where error.code == "unknown_user" {
+                throw APIError(.forbidden, code: "unknown_push_token", message: "No device is registered under this push token; register the app with Herald again.", field: "push_token")
+            }
         }
     }
 

@@ -4,11 +4,12 @@ import Hummingbird
 
 /// `GET /api/push/notifications/{id}`: what happened to one notification. Visible to its sender
 /// (`Authorization: Bearer <USER_ID>` or `Bearer hrd_…` with an API token of the device) and to the device owner
-/// (Basic); anyone else gets 404.
-struct NotificationStatusController<Context: RequestContext>: Sendable {
+/// (Basic); anyone else gets 404. Credentials that do not authenticate count as a failed credential check.
+struct NotificationStatusController<Context: RemoteAddressRequestContext>: Sendable {
     let store: any HeraldStore
     let directory: DeviceDirectory
     let tokens: APITokenManager
+    let credentials: CredentialGuard
 
     func addRoutes(to group: RouterGroup<Context>) {
         group.get("notifications/{id}", use: show)
@@ -19,16 +20,13 @@ struct NotificationStatusController<Context: RequestContext>: Sendable {
         guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw notFound }
         let device: Device
         if let bearer = Credentials.bearer(request), APITokenManager.isWellFormed(bearer) {
-            guard let found = try? await tokens.authenticate(bearer: bearer).device else { throw notFound }
-            device = found
+            device = try await authenticated(.apiToken(bearer), request, context, notFound) { try await tokens.authenticate(bearer: bearer).device }
         } else if let userID = Credentials.bearer(request), Secrets.isHex256(userID) {
-            guard let found = try? await directory.device(userID: userID) else { throw notFound }
-            device = found
-        } else if Credentials.basic(request) != nil {
-            guard let found = try? await directory.owner(of: request) else { throw notFound }
-            device = found
+            device = try await authenticated(.userID(userID), request, context, notFound) { try await directory.device(userID: userID) }
+        } else if let basic = CredentialFingerprint.basic(of: request) {
+            device = try await authenticated(basic, request, context, notFound) { try await directory.owner(of: request) }
         } else {
-            throw notFound
+            device = try await authenticated(nil, request, context, notFound) { throw notFound }
         }
         let stored: PushNotification?
         do {
@@ -49,5 +47,22 @@ struct NotificationStatusController<Context: RequestContext>: Sendable {
         if let error = notification.lastError { body["last_error"] = .string(error) }
         if let apnsID = notification.providerMessageID { body["apns_id"] = .string(apnsID) }
         return JSONResponse.make(status: .ok, body: body)
+    }
+
+    /// The device `authenticate` finds for `credential`; any refusal but an unavailable store becomes `notFound`
+    /// (and counts as a failed credential check).
+    private func authenticated(
+        _ credential: CredentialFingerprint?, _ request: Request, _ context: Context, _ notFound: APIError,
+        _ authenticate: () async throws -> Device
+    ) async throws -> Device {
+        try await credentials.check(credential, of: request, context: context) {
+            do {
+                return try await authenticate()
+            } catch let error as APIError where error.status == .serviceUnavailable {
+                throw error
+            } catch {
+                throw notFound
+            }
+        }
     }
 }

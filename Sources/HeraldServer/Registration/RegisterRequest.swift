@@ -32,7 +32,13 @@ struct RegisterRequest {
         }
     }
 
-    /// Checks the token's form for its platform and normalises it (APNs tokens to lowercase hex).
+    /// The length of an APNs device token in hex digits: 64 today; Apple says not to assume a size, so up to 200.
+    static let apnsTokenLength = 64...200
+    /// The longest FCM registration token taken (they are about 160 characters today; Google documents no maximum).
+    static let fcmTokenMaximumLength = 512
+
+    /// Checks the token's form for its platform and normalises it (APNs tokens to lowercase hex), so that the same
+    /// token in another letter case is the same token everywhere.
     static func validToken(_ token: String?, for platform: Platform) throws -> String? {
         switch platform {
         case .apns:
@@ -40,15 +46,21 @@ struct RegisterRequest {
             guard Secrets.isHex(token) else {
                 throw APIError.invalidField("token", "token must be the APNs device token in hexadecimal.")
             }
-            guard token.count % 2 == 0, (64...200).contains(token.count) else {
+            guard token.utf8.count % 2 == 0, apnsTokenLength.contains(token.utf8.count) else {
                 throw APIError.invalidField(
-                    "token", "token must be an even number of hex characters between 64 and 200; got \(token.count).")
+                    "token",
+                    "token must be an even number of hex characters from \(apnsTokenLength.lowerBound) to \(apnsTokenLength.upperBound); got \(token.utf8.count).")
             }
             return token.lowercased()
         case .fcm:
             guard let token else { throw APIError.invalidField("token", "token is required for platform fcm.") }
-            guard token.count <= 4096, !token.contains(where: \.isWhitespace) else {
-                throw APIError.invalidField("token", "token must be an FCM registration token (no spaces, at most 4096 characters).")
+            guard (1...fcmTokenMaximumLength).contains(token.utf8.count) else {
+                throw APIError.invalidField(
+                    "token", "token must be an FCM registration token of 1 to \(fcmTokenMaximumLength) characters; got \(token.utf8.count).")
+            }
+            guard token.utf8.allSatisfy(Self.isFCMTokenCharacter) else {
+                throw APIError.invalidField(
+                    "token", "token must be an FCM registration token: letters, digits and - _ : . only.")
             }
             return token
         case .websocket:
@@ -56,6 +68,16 @@ struct RegisterRequest {
                 throw APIError.invalidField("token", "token must be absent for platform websocket.")
             }
             return nil
+        }
+    }
+
+    /// The characters of an FCM registration token (URL-safe base64 and the `:` after the instance id).
+    private static func isFCMTokenCharacter(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: ":"), UInt8(ascii: "."):
+            true
+        default: false
         }
     }
 }

@@ -9,23 +9,28 @@ import NIOWebSocket
 ///
 /// A client subscribes with its owner credentials, receives each notification of its device as an `event`, and
 /// confirms it; the delivery worker counts a confirmed notification as delivered and never sends it to APNs.
-struct WebSocketController<Context: RequestContext & WebSocketRequestContext>: Sendable {
+/// A subscription with credentials that do not authenticate counts as a failed credential check of the client.
+struct WebSocketController<Context: RemoteAddressRequestContext & WebSocketRequestContext>: Sendable {
     /// The largest message a client may send.
     static var maximumMessageSize: Int { 16_384 }
 
     let hub: WebSocketHub
     let directory: DeviceDirectory
+    let credentials: CredentialGuard
     let worker: DeliveryWorker
 
     func addRoutes(to group: RouterGroup<Context>) {
         group.ws("websocket") { inbound, outbound, context in
-            try await session(inbound: inbound, outbound: outbound, logger: context.logger)
+            let client = credentials.addresses.clientKey(of: context.request, context: context.requestContext)
+            try await session(inbound: inbound, outbound: outbound, client: client, logger: context.logger)
         }
     }
 
     /// Errors are rethrown: WSCore closes the socket with the status they carry (1007 for a text message that is not
     /// UTF-8, 1009 for one too large).
-    private func session(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, logger: Logger) async throws {
+    private func session(
+        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, client: String, logger: Logger
+    ) async throws {
         var subscription: (id: UUID, deviceID: Device.ID)?
         // One task per socket: this one, reading. Events are written by the hub's send queue, whose writer runs only
         // while events wait (an idle subscribed socket costs no task of its own).
@@ -58,7 +63,9 @@ struct WebSocketController<Context: RequestContext & WebSocketRequestContext>: S
                     }
                     let device: Device
                     do {
-                        device = try await directory.owner(userID: userID, secret: secret)
+                        device = try await credentials.limiter.guarding(client, credential: .owner(userID: userID, secret: secret)) {
+                            try await directory.owner(userID: userID, secret: secret)
+                        }
                     } catch let error as APIError {
                         try await send(Self.error(id: id, code: error.code, error.message), on: outbound)
                         if error.code == "wrong_device_secret" {

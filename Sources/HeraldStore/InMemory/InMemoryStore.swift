@@ -21,25 +21,15 @@ public actor InMemoryStore: HeraldStore {
     public init() {}
 
     public func insertDevice(_ device: Device) async throws {
-        moveToken(to: device)
         devices[device.id] = device
     }
 
     public func updateDevice(_ device: Device) async throws {
         guard devices[device.id] != nil else { throw StoreError.notFound("device") }
-        moveToken(to: device)
         devices[device.id] = device
     }
 
-    private func moveToken(to device: Device) {
-        guard let token = device.token else { return }
-        for (id, other) in devices where id != device.id && other.platform == device.platform && other.token == token {
-            devices[id]?.token = nil
-            devices[id]?.isActive = false
-            devices[id]?.inactiveReason = StoreError.tokenMovedReason
-            devices[id]?.updatedAt = device.updatedAt
-        }
-    }
+    public func deviceCount() async throws -> Int { devices.count }
 
     public func device(userIDHash: String) async throws -> Device? {
         devices.values.first { $0.userIDHash == userIDHash }
@@ -59,11 +49,17 @@ public actor InMemoryStore: HeraldStore {
     }
 
     public func deactivateDevice(id: Device.ID, token: String, reason: String, at date: Date) async throws {
-        guard var device = devices[id], device.token == token else { return }
-        device.isActive = false
-        device.inactiveReason = reason
-        device.updatedAt = date
-        devices[id] = device
+        deactivate(token: token, usedFor: id, reason: reason, at: date)
+    }
+
+    /// Deactivates every device of `deviceID`'s platform bound to the dead `token`.
+    private func deactivate(token: String, usedFor deviceID: Device.ID, reason: String, at date: Date) {
+        guard let platform = devices[deviceID]?.platform else { return }
+        for (id, device) in devices where device.platform == platform && device.token == token {
+            devices[id]?.isActive = false
+            devices[id]?.inactiveReason = reason
+            devices[id]?.updatedAt = date
+        }
     }
 
     public func commit(_ batch: WriteBatch) async throws -> [AcceptDecision] {
@@ -106,11 +102,10 @@ public actor InMemoryStore: HeraldStore {
             current.errors += 1
             counters[key] = current
         }
-        if let token = outcome.deadToken, var device = devices[stored.deviceID], device.token == token {
-            device.isActive = false
-            device.inactiveReason = outcome.notification.lastError ?? "dead token"
-            device.updatedAt = outcome.notification.updatedAt
-            devices[device.id] = device
+        if let token = outcome.deadToken {
+            deactivate(
+                token: token, usedFor: stored.deviceID, reason: outcome.notification.lastError ?? "dead token",
+                at: outcome.notification.updatedAt)
         }
         notifications[id] = outcome.notification
         leases[id] = nil

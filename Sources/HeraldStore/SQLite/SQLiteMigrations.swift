@@ -81,6 +81,24 @@ enum SQLiteMigrations {
                     ALTER TABLE quota_counter ADD COLUMN limit_announced INTEGER NOT NULL DEFAULT 0;
                     """)
         }
+        migrator.registerMigration("v4: a token may be bound to several devices; lowercase APNs tokens; device count") { db in
+            try db.execute(
+                sql: """
+                    DROP INDEX device_platform_token;
+                    UPDATE device SET token = lower(token) WHERE platform = 'apns' AND token IS NOT NULL;
+                    CREATE INDEX device_platform_token ON device(platform, token) WHERE token IS NOT NULL;
+
+                    CREATE TABLE device_count (
+                        id INTEGER PRIMARY KEY NOT NULL CHECK (id = 1),
+                        count INTEGER NOT NULL
+                    );
+                    INSERT INTO device_count (id, count) SELECT 1, COUNT(*) FROM device;
+                    CREATE TRIGGER device_count_insert AFTER INSERT ON device
+                    BEGIN UPDATE device_count SET count = count + 1 WHERE id = 1; END;
+                    CREATE TRIGGER device_count_delete AFTER DELETE ON device
+                    BEGIN UPDATE device_count SET count = count - 1 WHERE id = 1; END;
+                    """)
+        }
         return migrator
     }
 }

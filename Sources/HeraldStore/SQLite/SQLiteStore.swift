@@ -57,8 +57,7 @@ public final class SQLiteStore: HeraldStore {
     // MARK: Devices
 
     public func insertDevice(_ device: Device) async throws {
-        let moved = try await write { db in
-            let moved = try Self.moveToken(to: device, db)
+        try await write { db in
             try db.cachedStatement(
                 sql: """
                     INSERT INTO device (id, user_id_hash, secret_hash, platform, environment, token, is_active,
@@ -66,14 +65,12 @@ public final class SQLiteStore: HeraldStore {
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """
             ).execute(arguments: Self.arguments(device))
-            return moved
         }
-        for id in moved + [device.id] { devices.invalidate(id: id) }
+        devices.invalidate(id: device.id)
     }
 
     public func updateDevice(_ device: Device) async throws {
-        let moved = try await write { db in
-            let moved = try Self.moveToken(to: device, db)
+        try await write { db in
             try db.cachedStatement(
                 sql: """
                     UPDATE device SET id = ?, user_id_hash = ?, secret_hash = ?, platform = ?, environment = ?, token = ?,
@@ -82,25 +79,13 @@ public final class SQLiteStore: HeraldStore {
                     """
             ).execute(arguments: Self.arguments(device) + [device.id.databaseString])
             if db.changesCount == 0 { throw StoreError.notFound("device") }
-            return moved
         }
-        for id in moved + [device.id] { devices.invalidate(id: id) }
+        devices.invalidate(id: device.id)
     }
 
-    /// Takes the token away from any other device of the platform; returns the ids of those devices.
-    private static func moveToken(to device: Device, _ db: GRDB.Database) throws -> [Device.ID] {
-        guard let token = device.token else { return [] }
-        let ids = try String.fetchAll(
-            db.cachedStatement(
-                sql: """
-                    UPDATE device SET token = NULL, is_active = 0, inactive_reason = ?, updated_at = ?
-                    WHERE platform = ? AND token = ? AND id != ? RETURNING id
-                    """),
-            arguments: [
-                StoreError.tokenMovedReason, device.updatedAt.timeIntervalSince1970, device.platform.rawValue, token,
-                device.id.databaseString,
-            ])
-        return try ids.map(uuid)
+    /// Kept by triggers in `device_count` (migration v4): one row read, whatever the number of devices.
+    public func deviceCount() async throws -> Int {
+        try await database.read { db in try Int.fetchOne(db, sql: "SELECT count FROM device_count WHERE id = 1") ?? 0 }
     }
 
     public func device(userIDHash: String) async throws -> Device? {
@@ -131,25 +116,34 @@ public final class SQLiteStore: HeraldStore {
     }
 
     public func deactivateDevice(id: Device.ID, token: String, reason: String, at date: Date) async throws {
-        try await write { db in try Self.deactivate(id: id, token: token, reason: reason, at: date, db) }
-        devices.invalidate(id: id)
+        let deactivated = try await write { db in try Self.deactivate(token: token, usedFor: id, reason: reason, at: date, db) }
+        for id in deactivated { devices.invalidate(id: id) }
     }
 
-    private static func deactivate(id: Device.ID, token: String, reason: String, at date: Date, _ db: GRDB.Database) throws {
-        try db.cachedStatement(
-            sql: "UPDATE device SET is_active = 0, inactive_reason = ?, updated_at = ? WHERE id = ? AND token = ?"
-        ).execute(arguments: [reason, date.timeIntervalSince1970, id.databaseString, token])
+    /// Deactivates every device of `deviceID`'s platform bound to the dead `token`; returns their ids.
+    private static func deactivate(
+        token: String, usedFor deviceID: Device.ID, reason: String, at date: Date, _ db: GRDB.Database
+    ) throws -> [Device.ID] {
+        let ids = try String.fetchAll(
+            db.cachedStatement(
+                sql: """
+                    UPDATE device SET is_active = 0, inactive_reason = ?, updated_at = ?
+                    WHERE token = ? AND platform = (SELECT platform FROM device WHERE id = ?)
+                    RETURNING id
+                    """),
+            arguments: [reason, date.timeIntervalSince1970, token, deviceID.databaseString])
+        return try ids.map(uuid)
     }
 
     // MARK: Notifications
 
     public func commit(_ batch: WriteBatch) async throws -> [AcceptDecision] {
-        let decisions = try await write { db in
+        let (decisions, deactivated) = try await write { db in
             let decisions = try batch.accepts.map { try Self.accept($0, db) }
-            for outcome in batch.outcomes { try Self.save(outcome, owner: batch.owner, db) }
-            return decisions
+            let deactivated = try batch.outcomes.flatMap { try Self.save($0, owner: batch.owner, db) }
+            return (decisions, deactivated)
         }
-        for outcome in batch.outcomes where outcome.deadToken != nil { devices.invalidate(id: outcome.notification.deviceID) }
+        for id in deactivated { devices.invalidate(id: id) }
         return decisions
     }
 
@@ -196,7 +190,8 @@ public final class SQLiteStore: HeraldStore {
         return .accepted(counters, usedUpQuota: usedUpQuota)
     }
 
-    private static func save(_ outcome: DeliveryOutcome, owner: String, _ db: GRDB.Database) throws {
+    /// Saves one outcome if `owner` still holds its lease; returns the devices a dead token deactivated.
+    private static func save(_ outcome: DeliveryOutcome, owner: String, _ db: GRDB.Database) throws -> [Device.ID] {
         let notification = outcome.notification
         guard
             let stored = try Row.fetchOne(
@@ -214,7 +209,7 @@ public final class SQLiteStore: HeraldStore {
                     notification.nextAttemptAt.timeIntervalSince1970, notification.expiresAt.timeIntervalSince1970,
                     outcome.isParked, notification.id.databaseString, owner,
                 ])
-        else { return }  // the lease was lost (taken over) or the notification is gone: nothing to save
+        else { return [] }  // the lease was lost (taken over) or the notification is gone: nothing to save
         if outcome.releasesQuota, let day: String = stored["quota_day"] {
             try db.cachedStatement(
                 sql: """
@@ -223,9 +218,9 @@ public final class SQLiteStore: HeraldStore {
                     """
             ).execute(arguments: [notification.deviceID.databaseString, day])
         }
-        if let token = outcome.deadToken {
-            try deactivate(id: notification.deviceID, token: token, reason: notification.lastError ?? "dead token", at: notification.updatedAt, db)
-        }
+        guard let token = outcome.deadToken else { return [] }
+        return try deactivate(
+            token: token, usedFor: notification.deviceID, reason: notification.lastError ?? "dead token", at: notification.updatedAt, db)
     }
 
     public func claim(_ ids: [PushNotification.ID], lease: Lease, at now: Date) async throws -> [PushNotification] {

@@ -9,12 +9,15 @@ struct Register: AsyncParsableCommand {
     @Option(help: "The Herald server, e.g. http://localhost:8080.") var server: String
     @Option(help: "An APNs device token (hex). Without it the device receives over the WebSocket channel only.") var token: String?
     @Option(help: "production or sandbox (for APNs tokens).") var environment: String = "production"
+    @Option(help: "The server's registration token, where it requires one (HERALD_REGISTRATION_TOKEN).")
+    var registrationToken: String?
     @Flag(help: "Print one JSON object.") var json = false
 
     func run() async throws {
         let body: JSONObject =
             if let token { ["token": .string(token), "environment": .string(environment)] } else { ["platform": "websocket"] }
-        let answer = try await ServerClient(server).post("api/push/register", body)
+        let headers = registrationToken.map { [("X-Herald-Registration-Token", $0)] } ?? []
+        let answer = try await ServerClient(server).post("api/push/register", body, headers: headers)
         if json {
             HeraldCLI.printJSON(answer)
         } else {

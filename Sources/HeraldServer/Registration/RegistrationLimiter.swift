@@ -1,0 +1,63 @@
+import Foundation
+import HeraldCore
+import Synchronization
+
+/// Limits how many new devices (new USER_IDs) one client address may register: a token bucket per address that
+/// holds `perMinute` registrations and refills at `perMinute` a minute. Re-registrations with a USER_ID's own
+/// credentials are not counted.
+///
+/// At most ``maximumTrackedAddresses`` buckets are kept; when that many are there, full buckets (which mean the same
+/// as no bucket) are dropped first, then the fullest. In memory only, per process.
+///
+/// ```swift
+/// let limiter = RegistrationLimiter(perMinute: 20, clock: SystemClock())
+/// try limiter.take(client)   // 429 registration_rate_limited with Retry-After when the bucket is empty
+/// ```
+final class RegistrationLimiter: Sendable {
+    static let maximumTrackedAddresses = 10_000
+
+    private struct Bucket {
+        var tokens: Double
+        var updated: Date
+    }
+
+    /// Registrations per minute and address; `nil` for no limit.
+    let perMinute: Int?
+    private let clock: any WallClock
+    private let buckets = Mutex<[String: Bucket]>([:])
+
+    init(perMinute: Int?, clock: any WallClock) {
+        self.perMinute = perMinute.flatMap { $0 > 0 ? $0 : nil }
+        self.clock = clock
+    }
+
+    /// Takes one registration from `client`'s bucket, or throws 429 with the seconds until one is there again.
+    func take(_ client: String) throws {
+        guard let perMinute else { return }
+        let capacity = Double(perMinute)
+        let perSecond = capacity / 60
+        let now = clock.now()
+        let wait: Double? = buckets.withLock { buckets in
+            func level(_ bucket: Bucket) -> Double {
+                min(capacity, bucket.tokens + max(0, now.timeIntervalSince(bucket.updated)) * perSecond)
+            }
+            var bucket = buckets[client].map { Bucket(tokens: level($0), updated: now) } ?? Bucket(tokens: capacity, updated: now)
+            guard bucket.tokens >= 1 else {
+                buckets[client] = bucket
+                return (1 - bucket.tokens) / perSecond
+            }
+            bucket.tokens -= 1
+            if buckets[client] == nil, buckets.count >= Self.maximumTrackedAddresses {
+                buckets = buckets.filter { level($0.value) < capacity }
+                while buckets.count >= Self.maximumTrackedAddresses,
+                    let fullest = buckets.max(by: { level($0.value) < level($1.value) })?.key
+                {
+                    buckets[fullest] = nil
+                }
+            }
+            buckets[client] = bucket
+            return nil
+        }
+        if let wait { throw APIError.registrationRateLimited(retryAfter: max(1, Int(wait.rounded(.up)))) }
+    }
+}
