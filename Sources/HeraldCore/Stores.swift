@@ -192,9 +192,18 @@ extension NotificationStore {
 
 /// Everything Herald keeps. One implementation per backend (in-memory, SQLite, later PostgreSQL),
 /// all held to the same contract test suite.
+/// What `/readyz` says of the store.
+public enum StoreReadiness: Sendable, Equatable {
+    case ready
+    /// The backend does not answer.
+    case unreachable
+    /// Reads work but writes fail (a full disk, a read-only file): sends and registrations are answered 503.
+    case cannotWrite(String)
+}
+
 public protocol HeraldStore: DeviceStore, NotificationStore, APITokenStore {
-    /// Whether the backend answers (for `/readyz`).
-    func isReachable() async -> Bool
+    /// Whether the backend answers and takes writes (for `/readyz`).
+    func readiness() async -> StoreReadiness
     /// Releases the backend's resources; nothing may be called afterwards.
     func close() async throws
 }

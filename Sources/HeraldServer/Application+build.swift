@@ -27,7 +27,7 @@ public func buildApplication(
     }()
     let store: any HeraldStore
     do {
-        store = try givenStore ?? StoreFactory.open(configuration.databaseURL)
+        store = try givenStore ?? StoreFactory.open(configuration.databaseURL, maximumBytes: configuration.databaseMaximumBytes, logger: logger)
     } catch {
         throw ConfigurationError("HERALD_DATABASE_URL: cannot open \(configuration.databaseURL): \(error)")
     }
@@ -93,9 +93,14 @@ func buildRouter(
     router.add(middleware: JSONErrorMiddleware())
     router.get("healthz") { _, _ in JSONResponse.make(status: .ok, body: ["status": "ok"]) }
     router.get("readyz") { _, _ in
-        await store.isReachable()
-            ? JSONResponse.make(status: .ok, body: ["status": "ready"])
-            : JSONResponse.make(status: .serviceUnavailable, body: ["status": "store unreachable"])
+        switch await store.readiness() {
+        case .ready:
+            JSONResponse.make(status: .ok, body: ["status": "ready"])
+        case .unreachable:
+            JSONResponse.make(status: .serviceUnavailable, body: ["status": "store unreachable"])
+        case .cannotWrite(let reason):
+            JSONResponse.make(status: .serviceUnavailable, body: ["status": "store cannot write", "reason": .string(reason)])
+        }
     }
     let openAPIDocument = Bundle.module.url(forResource: "openapi", withExtension: "yaml").flatMap { try? Data(contentsOf: $0) }
     router.get("openapi.yaml") { _, _ in

@@ -78,7 +78,8 @@ struct DeliveryEngineTests {
     /// back-off, until it confirms.
     @Test func anUnconfirmedNotificationForAWebSocketOnlyDeviceIsRetriedWhileTheClientStaysConnected() async throws {
         var configured = try TestServer(clock: noonClock())
-        configured.configuration.webSocketConfirmTimeout = .seconds(1)
+        // Long enough for the confirmation below to arrive in time while the whole suite runs on two cores.
+        configured.configuration.webSocketConfirmTimeout = .seconds(3)
         configured.configuration.deliveryWait = .milliseconds(100)
         let server = configured
         try await server.run { client in

@@ -261,7 +261,7 @@ struct StoreContractTests {
         try await store.deleteDevice(id: device.id)
         #expect(try await store.device(id: device.id) == nil)
         #expect(try await store.notification(id: notification.id) == nil)
-        #expect(await store.isReachable())
+        #expect(await store.readiness() == .ready)
         try await store.close()
     }
 }

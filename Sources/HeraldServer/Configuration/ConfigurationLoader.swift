@@ -52,6 +52,7 @@ public enum ConfigurationLoader {
         configuration.host = reader.string("HERALD_HOST") ?? configuration.host
         configuration.port = try reader.integer("HERALD_PORT", in: 0...65_535) ?? configuration.port
         configuration.databaseURL = reader.string("HERALD_DATABASE_URL") ?? configuration.databaseURL
+        configuration.databaseMaximumBytes = try reader.integer("HERALD_DATABASE_MAX_BYTES", in: 65_536...Int.max)
         configuration.dailyLimit = try reader.integer("HERALD_RATE_LIMIT_DAILY", in: 1...10_000_000) ?? configuration.dailyLimit
         if let level = reader.string("HERALD_LOG_LEVEL") {
             guard let parsed = Logger.Level(rawValue: level.lowercased()) else {

@@ -9,6 +9,9 @@ public struct HeraldConfiguration: Sendable {
     public var port = 8080
     /// `sqlite:PATH`, a plain path, or `memory:` for a store that lives only as long as the process.
     public var databaseURL = "herald.sqlite"
+    /// The largest the SQLite file may grow (bytes); `nil` for no limit but the disk's. Beyond it, writes fail as on a
+    /// full disk (sends and registrations answer 503, `/readyz` says so).
+    public var databaseMaximumBytes: Int?
     /// Notifications per USER_ID per UTC day.
     public var dailyLimit = 150
     public var logLevel: Logger.Level = .info

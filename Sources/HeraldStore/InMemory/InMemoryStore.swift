@@ -177,7 +177,7 @@ public actor InMemoryStore: HeraldStore {
         counters[CounterKey(deviceID: deviceID, day: day)] ?? QuotaCounters()
     }
 
-    public func isReachable() async -> Bool { true }
+    public func readiness() async -> StoreReadiness { .ready }
 
     public func close() async throws {}
 

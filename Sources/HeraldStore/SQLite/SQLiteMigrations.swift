@@ -99,6 +99,9 @@ enum SQLiteMigrations {
                     BEGIN UPDATE device_count SET count = count - 1 WHERE id = 1; END;
                     """)
         }
+        migrator.registerMigration("v5: a table for the readiness probe's rolled-back write") { db in
+            try db.execute(sql: "CREATE TABLE readiness_probe (filler BLOB)")
+        }
         return migrator
     }
 }

@@ -4,7 +4,7 @@ import HeraldCore
 
 extension SQLiteStore {
     public func insertAPIToken(_ token: APIToken, maximumActive: Int) async throws -> APITokenInsertOutcome {
-        try await database.write { db in
+        try await write { db in
             let deviceID = token.deviceID.databaseString
             guard try Bool.fetchOne(db, sql: "SELECT 1 FROM device WHERE id = ?", arguments: [deviceID]) != nil else {
                 throw StoreError.notFound("device")
@@ -47,7 +47,7 @@ extension SQLiteStore {
     }
 
     public func revokeAPIToken(_ selector: APITokenSelector, deviceID: Device.ID, at date: Date) async throws -> APIToken? {
-        try await database.write { db in
+        try await write { db in
             let (column, value): (String, String) =
                 switch selector {
                 case .id(let id): ("id", id.databaseString)
@@ -68,7 +68,7 @@ extension SQLiteStore {
     }
 
     public func touchAPIToken(id: APIToken.ID, at date: Date) async throws {
-        try await database.write { db in
+        try await write { db in
             try db.execute(
                 sql: "UPDATE api_token SET last_used_at = ? WHERE id = ?", arguments: [date.timeIntervalSince1970, id.databaseString])
         }

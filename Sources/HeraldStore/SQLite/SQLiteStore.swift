@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HeraldCore
+import Logging
 import Synchronization
 
 /// The embedded default store: one SQLite file in WAL mode, through GRDB.
@@ -15,11 +16,14 @@ import Synchronization
 public final class SQLiteStore: HeraldStore {
     let database: DatabasePool
     let devices = DeviceCache()
+    private let writeHealth: StoreWriteHealth
     private let writeTransactions = Atomic(0)
     private let scheduleReads = Atomic(0)
 
-    /// Opens (creating if needed) the database at `path` and brings its schema up to date.
-    public init(path: String) throws {
+    /// Opens (creating if needed) the database at `path` and brings its schema up to date. With `maximumBytes`, the
+    /// file never grows beyond it: a write that would need more fails as on a full disk.
+    public init(path: String, maximumBytes: Int? = nil, logger: Logger = Logger(label: "herald.store")) throws {
+        writeHealth = StoreWriteHealth(logger: logger)
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(10)
@@ -32,6 +36,10 @@ public final class SQLiteStore: HeraldStore {
             // kept in a page cache of up to 64 MiB per connection (allocated as pages are read).
             try db.execute(sql: "PRAGMA mmap_size = 1073741824")
             try db.execute(sql: "PRAGMA cache_size = -65536")
+            if let maximumBytes {
+                let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4_096
+                try db.execute(sql: "PRAGMA max_page_count = \(max(1, maximumBytes / pageSize))")
+            }
         }
         database = try DatabasePool(path: path, configuration: configuration)
         try SQLiteMigrations.migrator.migrate(database)
@@ -42,9 +50,16 @@ public final class SQLiteStore: HeraldStore {
     /// Reads of the outbox schedule (``scheduledAttempts(at:limit:)``) by this instance.
     public var scheduleReadCount: Int { scheduleReads.load(ordering: .relaxed) }
 
-    /// A write transaction, counted.
-    private func write<T: Sendable>(_ body: @Sendable @escaping (GRDB.Database) throws -> T) async throws -> T {
-        let result = try await database.write(body)
+    /// A write transaction, counted; a failure of the disk is remembered and logged (``StoreWriteHealth``).
+    func write<T: Sendable>(_ body: @Sendable @escaping (GRDB.Database) throws -> T) async throws -> T {
+        let result: T
+        do {
+            result = try await database.write(body)
+        } catch {
+            writeHealth.failed(error)
+            throw error
+        }
+        writeHealth.succeeded()
         writeTransactions.add(1, ordering: .relaxed)
         return result
     }
@@ -351,8 +366,23 @@ public final class SQLiteStore: HeraldStore {
 
     // MARK: Lifecycle
 
-    public func isReachable() async -> Bool {
-        (try? await database.read { db in try Int.fetchOne(db, sql: "SELECT 1") }) == 1
+    public func readiness() async -> StoreReadiness {
+        guard (try? await database.read { db in try Int.fetchOne(db, sql: "SELECT 1") }) == 1 else { return .unreachable }
+        guard writeHealth.failure != nil else { return .ready }
+        // The last write failed: try one that needs new pages (8 KiB), and roll it back.
+        do {
+            try await database.writeWithoutTransaction { db in
+                try db.inTransaction(.immediate) {
+                    try db.execute(sql: "INSERT INTO readiness_probe (filler) VALUES (zeroblob(8192))")
+                    return .rollback
+                }
+            }
+            writeHealth.succeeded()
+            return .ready
+        } catch {
+            writeHealth.failed(error)
+            return .cannotWrite(writeHealth.failure ?? "\(error)")
+        }
     }
 
     public func close() async throws {
