@@ -51,22 +51,23 @@ public func buildApplication(
     let pipeline = SendPipeline(
         store: store, worker: worker, clock: clock,
         configuration: .init(dailyLimit: configuration.dailyLimit, timeToLive: configuration.notificationTTL))
-    let router = buildRouter(
+    let (router, webSocketRouter) = buildRouters(
         store: store, pipeline: pipeline, worker: worker, hub: hub, clock: clock, bodyLimit: configuration.maximumBodyBytes)
     return Application(
-        router: router,
+        router: MethodCheckingRouter(router: router),
         server: .http1WebSocketUpgrade(
-            webSocketRouter: router, configuration: .init(ws: .init(autoPing: .enabled(timePeriod: configuration.webSocketPingInterval)))),
+            webSocketRouter: webSocketRouter, configuration: .init(ws: .init(autoPing: .enabled(timePeriod: configuration.webSocketPingInterval)))),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Herald"),
         services: closers + [worker, hub],
         logger: logger)
 }
 
-func buildRouter(
+/// The HTTP router, and the one that decides WebSocket upgrades (it sees only requests that ask for one).
+func buildRouters(
     store: any HeraldStore, pipeline: SendPipeline, worker: DeliveryWorker, hub: WebSocketHub, clock: any WallClock,
     bodyLimit: Int
-) -> Router<HeraldRequestContext> {
-    let router = Router(context: HeraldRequestContext.self)
+) -> (http: Router<HeraldRequestContext>, webSocket: Router<HeraldRequestContext>) {
+    let router = Router(context: HeraldRequestContext.self, options: .autoGenerateHeadEndpoints)
     router.add(middleware: JSONErrorMiddleware())
     router.get("healthz") { _, _ in JSONResponse.make(status: .ok, body: ["status": "ok"]) }
     router.get("readyz") { _, _ in
@@ -94,8 +95,9 @@ func buildRouter(
     ActionNotificationController(pipeline: pipeline, tokens: tokens, limiter: authFailures, clock: clock, bodyLimit: bodyLimit)
         .addRoutes(to: router)
     HomeAssistantController(pipeline: pipeline, directory: directory, clock: clock, bodyLimit: bodyLimit).addRoutes(to: api)
-    WebSocketController(hub: hub, directory: directory, worker: worker).addRoutes(to: api)
-    return router
+    let webSocketRouter = Router(context: HeraldRequestContext.self)
+    WebSocketController(hub: hub, directory: directory, worker: worker).addRoutes(to: router, upgradesOn: webSocketRouter)
+    return (router, webSocketRouter)
 }
 
 /// Closes the store after everything that uses it has stopped.

@@ -93,6 +93,51 @@ struct HomeAssistantTests {
         }
     }
 
+    @Test func dataAndRegistrationInfoMustBeObjects() async throws {
+        try await TestServer().run { client in
+            let registration = try await client.register()
+            for (body, field) in [
+                (homeAssistantBody(registration.userID, data: #""""#), "data"),
+                (homeAssistantBody(registration.userID, data: "[]"), "data"),
+                (#"{"message": "hi", "push_token": "\#(registration.userID)", "registration_info": ""}"#, "registration_info"),
+            ] {
+                let response = try await client.post("/api/push/homeassistant", body)
+                #expect(response.status == .badRequest, "\(body)")
+                let message = try response.json()["message"]?.stringValue ?? ""
+                #expect(message.hasPrefix(field), "\(message)")
+            }
+            // null is absent, as an omitted member.
+            let withNull = try await client.post(
+                "/api/push/homeassistant", #"{"message": "hi", "push_token": "\#(registration.userID)", "data": null, "registration_info": null}"#)
+            #expect(withNull.status == .created)
+        }
+    }
+
+    @Test func refusalsAfterTheDeviceIsKnownCarryTheRateLimitHeaders() async throws {
+        let apns = try await APNsTestServer.start()
+        let token = Fixtures.apnsToken(0x61)
+        apns.production.markUnregistered(token)
+        try await apns.server.run { client in
+            let registration = try await client.register(token: token)
+            // A bad `data` member: 400, after the push_token was found.
+            let invalid = try await client.post("/api/push/homeassistant", homeAssistantBody(registration.userID, data: #"{"push": "loud"}"#))
+            #expect(invalid.status == .badRequest)
+            #expect(invalid.rateLimit == .init(limit: 150, remaining: 150))
+            // The dead token (APNs says Unregistered), then the device marked inactive: 500 InvalidToken both times.
+            for _ in 0..<2 {
+                let dead = try await client.post("/api/push/homeassistant", homeAssistantBody(registration.userID))
+                #expect(dead.status == .internalServerError)
+                #expect(try dead.json()["errorType"] == "InvalidToken")
+                #expect(dead.rateLimit?.limit == 150)
+            }
+            // Before the device is known there is no quota to report.
+            let unknown = try await client.post("/api/push/homeassistant", homeAssistantBody(Secrets.random256BitHex()))
+            #expect(unknown.status == .forbidden)
+            #expect(unknown.rateLimit == nil)
+        }
+        try await apns.shutdown()
+    }
+
     @Test func pastTheDailyLimit429WithRateLimitedUntilMidnightUTC() async throws {
         let clock = TestClock(Self.noon)
         try await TestServer(dailyLimit: 2, clock: clock).run { client in

@@ -47,7 +47,9 @@ struct APITokenController<Context: RemoteAddressRequestContext>: Sendable {
     }
 
     private func owner(_ request: Request, _ context: Context) async throws -> Device {
-        try await limiter.guarding(context.clientKey) { try await directory.owner(of: request) }
+        // No credentials at all is not a guess: 401, neither counted nor refused by a lockout.
+        guard Credentials.basic(request) != nil else { throw APIError.ownerCredentialsRequired }
+        return try await limiter.guarding(context.clientKey) { try await directory.owner(of: request) }
     }
 
     /// `{"id", "name", "created_at", "last_used_at"}` (`last_used_at` is `null` until the token is used).

@@ -16,16 +16,20 @@ struct ActionNotificationController<Context: RemoteAddressRequestContext>: Senda
     }
 
     @Sendable func send(_ request: Request, context: Context) async throws -> Response {
+        // No token at all is not a guess: 401, neither counted nor refused by a lockout.
+        guard Credentials.bearer(request) != nil else { throw APITokenManager.tokenRequired }
         let (_, device) = try await limiter.guarding(context.clientKey) {
             try await tokens.authenticate(bearer: Credentials.bearer(request))
         }
-        let notification = try ActionNotificationRequest(try await JSONBody.object(of: request, limit: bodyLimit))
-        try notification.checkActionsFit()
-        do {
-            let receipt = try await pipeline.send(notification.draft, to: device)
-            return SendAnswers.created(receipt, now: clock.now())
-        } catch {
-            throw SendAnswers.apiError(error, now: clock.now())
+        return try await SendAnswers.withRateLimitHeaders(of: device, pipeline: pipeline, clock: clock) {
+            let notification = try ActionNotificationRequest(try await JSONBody.object(of: request, limit: bodyLimit))
+            try notification.checkActionsFit()
+            do throws(SendError) {
+                let receipt = try await pipeline.send(notification.draft, to: device)
+                return SendAnswers.created(receipt, now: clock.now())
+            } catch {
+                throw SendAnswers.apiError(error, now: clock.now())
+            }
         }
     }
 }

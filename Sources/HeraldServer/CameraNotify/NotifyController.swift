@@ -19,11 +19,13 @@ struct NotifyController<Context: RequestContext>: Sendable {
             throw APIError.invalidField("user_id", "user_id is required (in the body or as Authorization: Bearer).")
         }
         let device = try await directory.device(userID: userID)
-        do {
-            let receipt = try await pipeline.send(notify.draft, to: device)
-            return SendAnswers.created(receipt, now: clock.now())
-        } catch {
-            throw SendAnswers.apiError(error, now: clock.now())
+        return try await SendAnswers.withRateLimitHeaders(of: device, pipeline: pipeline, clock: clock) {
+            do throws(SendError) {
+                let receipt = try await pipeline.send(notify.draft, to: device)
+                return SendAnswers.created(receipt, now: clock.now())
+            } catch {
+                throw SendAnswers.apiError(error, now: clock.now())
+            }
         }
     }
 }

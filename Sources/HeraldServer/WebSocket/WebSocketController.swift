@@ -17,9 +17,19 @@ struct WebSocketController<Context: RequestContext & WebSocketRequestContext>: S
     let directory: DeviceDirectory
     let worker: DeliveryWorker
 
-    func addRoutes(to group: RouterGroup<Context>) {
-        group.ws("websocket") { inbound, outbound, context in
+    static var path: RouterPath { "api/push/websocket" }
+
+    /// The upgrade goes on `webSocketRouter`, which sees only requests asking for one; a request that reaches the HTTP
+    /// `router` at this path was not upgraded (no `Upgrade: websocket`, or a broken handshake) and is answered 426.
+    func addRoutes(to router: Router<Context>, upgradesOn webSocketRouter: Router<Context>) {
+        webSocketRouter.ws(Self.path) { inbound, outbound, context in
             await session(inbound: inbound, outbound: outbound, logger: context.logger)
+        }
+        router.get(Self.path) { _, _ -> Response in
+            throw APIError(
+                .upgradeRequired, code: "upgrade_required",
+                message: "This address is a WebSocket channel: open it with a WebSocket upgrade (Upgrade: websocket).",
+                headers: [.upgrade: "websocket", .connection: "Upgrade"])
         }
     }
 
