@@ -81,6 +81,11 @@ struct APNsDeliveryTests {
             #expect(second.status == .gone)
             #expect(second.rateLimit?.limit == 150)
             #expect(apns.production.requests.count == 1)  // Herald did not try the dead token again
+            // Home Assistant's shape of the same: 500 InvalidToken, with the headers too.
+            let relayed = try await client.post("/api/push/homeassistant", homeAssistantBody(registration.userID))
+            #expect(relayed.status == .internalServerError)
+            #expect(try relayed.json()["errorType"] == "InvalidToken")
+            #expect(relayed.rateLimit?.limit == 150)
 
             apns.production.unmark(token)
             let again = try await client.post(

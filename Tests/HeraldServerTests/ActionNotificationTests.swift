@@ -438,6 +438,8 @@ struct ActionNotificationTests {
             #expect(json["code"] == "invalid_field", "\(body)")
             #expect(json["field"] == .string(field), "\(body)")
             #expect(json["error"]?.stringValue?.contains(field) == true, "\(body)")
+            // Refused after the token named the device: its quota is in the headers.
+            #expect(response.rateLimit == .init(limit: 150, remaining: 150), "\(body)")
         }
     }
 
