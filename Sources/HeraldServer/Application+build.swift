@@ -59,12 +59,12 @@ public func buildApplication(
     let pipeline = SendPipeline(
         store: store, worker: worker, clock: clock,
         configuration: .init(dailyLimit: configuration.dailyLimit, timeToLive: configuration.notificationTTL))
-    let router = buildRouter(
+    let (router, webSocketRouter) = buildRouters(
         store: store, pipeline: pipeline, worker: worker, hub: hub, clock: clock, bodyLimit: configuration.maximumBodyBytes,
         registration: .init(configuration), addresses: try ClientAddressResolver(configuration))
     return Application(
-        router: router,
-        server: guardedServer(webSocketRouter: router, configuration: configuration),
+        router: MethodCheckingRouter(router: router),
+        server: guardedServer(webSocketRouter: webSocketRouter, configuration: configuration),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Herald"),
         services: closers + [worker, hub],
         logger: logger)
@@ -85,11 +85,12 @@ func guardedServer(webSocketRouter: Router<HeraldRequestContext>, configuration:
     }
 }
 
-func buildRouter(
+/// The HTTP router, and the one that decides WebSocket upgrades (it sees only requests that ask for one).
+func buildRouters(
     store: any HeraldStore, pipeline: SendPipeline, worker: DeliveryWorker, hub: WebSocketHub, clock: any WallClock,
     bodyLimit: Int, registration: RegistrationSettings, addresses: ClientAddressResolver
-) -> Router<HeraldRequestContext> {
-    let router = Router(context: HeraldRequestContext.self)
+) -> (http: Router<HeraldRequestContext>, webSocket: Router<HeraldRequestContext>) {
+    let router = Router(context: HeraldRequestContext.self, options: .autoGenerateHeadEndpoints)
     router.add(middleware: JSONErrorMiddleware())
     router.get("healthz") { _, _ in JSONResponse.make(status: .ok, body: ["status": "ok"]) }
     router.get("readyz") { _, _ in
@@ -127,8 +128,10 @@ func buildRouter(
         .addRoutes(to: router)
     HomeAssistantController(pipeline: pipeline, directory: directory, credentials: credentials, clock: clock, bodyLimit: bodyLimit)
         .addRoutes(to: api)
-    WebSocketController(hub: hub, directory: directory, credentials: credentials, worker: worker).addRoutes(to: api)
-    return router
+    let webSocketRouter = Router(context: HeraldRequestContext.self)
+    WebSocketController(hub: hub, directory: directory, credentials: credentials, worker: worker)
+        .addRoutes(to: router, upgradesOn: webSocketRouter)
+    return (router, webSocketRouter)
 }
 
 /// The registration limits of the configuration, as the registration controller takes them.

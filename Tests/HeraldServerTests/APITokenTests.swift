@@ -278,15 +278,21 @@ struct APITokenTests {
             let owner = try await client.register()
             let token = try await client.createToken(for: owner)
             let wrongSecret = Registration(userID: owner.userID, secret: Secrets.random256BitHex())
-            for _ in 1...5 {
-                #expect(try await client.execute(uri: "/api/push/tokens", method: .get, headers: wrongSecret.basic).status == .forbidden)
+            // Requests without credentials guess nothing: 401, not counted.
+            for _ in 1...15 {
                 #expect(try await client.execute(uri: "/api/push/tokens", method: .get).status == .unauthorized)
+            }
+            for _ in 1...10 {
+                #expect(try await client.execute(uri: "/api/push/tokens", method: .get, headers: wrongSecret.basic).status == .forbidden)
             }
             #expect(try await client.sendAction([.authorization: "Bearer hrd_" + Secrets.random256BitHex()]).status == .tooManyRequests)
             #expect(try await client.execute(uri: "/api/push/tokens", method: .get, headers: wrongSecret.basic).status == .tooManyRequests)
             // Credentials Herald issued still work.
             #expect(try await client.sendAction(token.bearer).status == .created)
             #expect(try await client.execute(uri: "/api/push/tokens", method: .get, headers: owner.basic).status == .ok)
+            // Requests without credentials are answered 401 even while the address is locked out.
+            #expect(try await client.execute(uri: "/api/push/tokens", method: .get).status == .unauthorized)
+            #expect(try await client.sendAction([:]).status == .unauthorized)
             #expect(try await client.notify(owner.userID).status == .created)
         }
     }

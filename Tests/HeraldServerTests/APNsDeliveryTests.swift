@@ -74,11 +74,18 @@ struct APNsDeliveryTests {
             let json = try first.json()
             #expect(json["code"] == "device_must_reregister")
             #expect(json["reason"] == "Unregistered")
+            #expect(first.rateLimit?.limit == 150)
             #expect(apns.production.requests.count == 1)
 
             let second = try await client.notify(registration.userID)
             #expect(second.status == .gone)
+            #expect(second.rateLimit?.limit == 150)
             #expect(apns.production.requests.count == 1)  // Herald did not try the dead token again
+            // Home Assistant's shape of the same: 500 InvalidToken, with the headers too.
+            let relayed = try await client.post("/api/push/homeassistant", homeAssistantBody(registration.userID))
+            #expect(relayed.status == .internalServerError)
+            #expect(try relayed.json()["errorType"] == "InvalidToken")
+            #expect(relayed.rateLimit?.limit == 150)
 
             apns.production.unmark(token)
             let again = try await client.post(
@@ -123,9 +130,13 @@ struct APNsDeliveryTests {
             #expect(pending["last_error"] == .string(reason))
             #expect(apns.production.acceptedPushes.isEmpty)
 
-            // The retry is scheduled in the store, no earlier than the back-off (60 s for TooManyRequests):
-            // nothing happens until the clock passes it.
-            try await Task.sleep(for: .milliseconds(1_200))
+            // The retry is scheduled in the store after a back-off; the test clock stands still, so nothing happens
+            // until the test moves it past that time.
+            let nextAttempt = try #require(pending["next_attempt_at"]?.stringValue.flatMap {
+                try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse($0)
+            })
+            #expect(nextAttempt > apns.server.clock.now())
+            #expect(nextAttempt <= apns.server.clock.now().addingTimeInterval(120))
             #expect(apns.production.requests.count == 1)
             apns.server.clock.advance(by: 120)
             let delivered = try await eventually {
@@ -145,6 +156,7 @@ struct APNsDeliveryTests {
             let registration = try await client.register()
             let response = try await client.notify(registration.userID)
             #expect(response.status == .badGateway)
+            #expect(response.rateLimit?.limit == 150)
             let json = try response.json()
             #expect(json["code"] == "rejected_by_provider")
             #expect(json["reason"] == "BadTopic")
@@ -152,9 +164,10 @@ struct APNsDeliveryTests {
             let state = try await client.execute(uri: "/api/push/notifications/\(id)", method: .get, headers: registration.bearer).json()
             #expect(state["status"] == "failed")
             #expect(state["last_error"] == "BadTopic")
+            // Failed is final: no attempt is scheduled, whatever the clock says.
+            #expect(state["next_attempt_at"] == nil)
 
             apns.server.clock.advance(by: 3_600)
-            try await Task.sleep(for: .milliseconds(1_500))  // two scans of the worker
             #expect(apns.production.requests.count == 1)
             // The failed notification gave its quota back.
             let limits = try await client.post("/api/push/homeassistant/rate_limits", #"{"push_token": "\#(registration.userID)"}"#).json()
@@ -201,7 +214,16 @@ struct DeliveryUnderLoadTests {
             let ids = try await sendConcurrently(port: port, userIDs: userIDs, count: 120, concurrency: 120)
             #expect(ids.count == 120)
             #expect(await eventually { Set(apns.production.acceptedPushes.compactMap { $0.header("apns-id") }).count == 120 })
-            try await Task.sleep(for: .milliseconds(1_500))  // a scan or two more
+            // Delivered is final: once the store says so for every one, no further attempt can go out (instead of
+            // waiting a while for a duplicate that may or may not come).
+            let store = try apns.server.openStore()
+            #expect(try await eventually {
+                for id in ids {
+                    guard let uuid = UUID(uuidString: id), try await store.notification(id: uuid)?.status == .delivered else { return false }
+                }
+                return true
+            })
+            try await store.close()
             let sent = apns.production.acceptedPushes.compactMap { $0.header("apns-id") }
             #expect(sent.count == 120, "\(sent.count - Set(sent).count) duplicates")
             #expect(Set(sent) == ids, "\(Set(sent).symmetricDifference(ids).count) ids differ")

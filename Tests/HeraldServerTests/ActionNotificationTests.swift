@@ -311,23 +311,50 @@ struct ActionNotificationTests {
     }
 
     @Test func validEdgeCasesAreAccepted() async throws {
-        try await TestServer().run { client in
+        let apns = try await APNsTestServer.start()
+        try await apns.server.run { client in
             let token = try await client.createToken(for: try await client.register())
             let tenActions = (0..<10).map { #"{"id": "a\#($0)", "title": "A\#($0)"}"# }.joined(separator: ", ")
             let name64 = String(repeating: "n", count: 64)
             let headers1024 = #"{"X": "\#(String(repeating: "v", count: 1023))"}"#
-            for extra in [
-                #""actions": [\#(tenActions)]"#,
-                #""actions": [{"id": "\#(name64)", "title": "\#(name64)"}], "notification_id": "\#(name64)""#,
-                #""actions": [{"id": "a", "title": "A", "headers": \#(headers1024), "body": "\#(String(repeating: "b", count: 1024))"}]"#,
-                #""actions": [{"id": "a", "title": "A", "url": "tel:+15551234567"}, {"id": "b", "title": "B", "url": "mailto:a@example.com"}]"#,
-                #""actions": [{"id": "a", "title": "A", "url": "shortcuts://run-shortcut?name=Lights", "method": "DELETE", "headers": {}}]"#,
-                #""actions": [{"id": "a", "title": "A", "url": "  https://x.example/ok  ", "foreground": true, "icon": "1.circle.fill"}]"#,
-                #""actions": null, "level": "time-sensitive", "source": "", "url": "https://example.com""#,
-                #""level": null, "image_url": "", "notification_id": null"#,
-            ] {
+            // Each accepted body, and members of the payload APNs received for it (nil: absent).
+            let cases: [(String, [(String, JSONValue?)])] = [
+                (#""actions": [\#(tenActions)]"#, [("actions.9.id", "a9"), ("actions.9.title", "A9"), ("aps.category", "HERALD_ACTIONS")]),
+                (#""actions": [{"id": "\#(name64)", "title": "\#(name64)"}], "notification_id": "\#(name64)""#,
+                 [("actions.0.id", .string(name64)), ("actions.0.title", .string(name64)), ("notification_id", .string(name64))]),
+                (#""actions": [{"id": "a", "title": "A", "headers": \#(headers1024), "body": "\#(String(repeating: "b", count: 1024))"}]"#,
+                 [("actions.0.headers.X", .string(String(repeating: "v", count: 1023))), ("actions.0.body", .string(String(repeating: "b", count: 1024)))]),
+                (#""actions": [{"id": "a", "title": "A", "url": "tel:+15551234567"}, {"id": "b", "title": "B", "url": "mailto:a@example.com"}]"#,
+                 [("actions.0.url", "tel:+15551234567"), ("actions.1.url", "mailto:a@example.com")]),
+                (#""actions": [{"id": "a", "title": "A", "url": "shortcuts://run-shortcut?name=Lights", "method": "DELETE", "headers": {}}]"#,
+                 [("actions.0.url", "shortcuts://run-shortcut?name=Lights")]),
+                (#""actions": [{"id": "a", "title": "A", "url": "  https://x.example/ok  ", "foreground": true, "icon": "1.circle.fill"}]"#,
+                 [("actions.0.foreground", true), ("actions.0.icon", "1.circle.fill")]),
+                (#""actions": null, "level": "time-sensitive", "source": "", "url": "https://example.com""#,
+                 [("actions", nil), ("aps.interruption-level", "time-sensitive"), ("url", "https://example.com"), ("source", nil)]),
+                (#""level": null, "image_url": "", "notification_id": null"#,
+                 [("aps.interruption-level", "active"), ("image_url", nil), ("notification_id", nil), ("aps.mutable-content", nil)]),
+            ]
+            for (extra, members) in cases {
                 let response = try await client.sendAction(token.bearer, body: #"{"title": "T", "body": "B", \#(extra)}"#)
                 #expect(response.status == .created, "\(extra)")
+                let payload = try await apns.acceptedPayload(id: try response.json()["id"]?.stringValue)
+                #expect(payload?["aps"]?.objectValue?["alert"] == ["title": "T", "body": "B"], "\(extra)")
+                for (path, expected) in members {
+                    #expect(payload.flatMap { member(path, of: .object($0)) } == expected, "\(path) of \(extra)")
+                }
+            }
+        }
+        try await apns.shutdown()
+    }
+
+    /// The member at a dotted path (`actions.0.id`: array indexes as numbers).
+    private func member(_ path: String, of value: JSONValue) -> JSONValue? {
+        path.split(separator: ".").reduce(value as JSONValue?) { value, key in
+            switch value {
+            case .object(let object)?: object[String(key)]
+            case .array(let array)?: Int(key).flatMap { array.indices.contains($0) ? array[$0] : nil }
+            default: nil
             }
         }
     }
@@ -411,6 +438,8 @@ struct ActionNotificationTests {
             #expect(json["code"] == "invalid_field", "\(body)")
             #expect(json["field"] == .string(field), "\(body)")
             #expect(json["error"]?.stringValue?.contains(field) == true, "\(body)")
+            // Refused after the token named the device: its quota is in the headers.
+            #expect(response.rateLimit == .init(limit: 150, remaining: 150), "\(body)")
         }
     }
 

@@ -84,12 +84,47 @@ struct HomeAssistantTests {
             #expect(try tooLarge.json()["message"]?.stringValue?.isEmpty == false)
 
             let wrongMethod = try await client.execute(uri: "/api/push/homeassistant", method: .get)
-            #expect(wrongMethod.status == .notFound || wrongMethod.status == .methodNotAllowed)
+            #expect(wrongMethod.status == .methodNotAllowed)
+            #expect(wrongMethod.headers[.allow] == "POST")
             #expect(try wrongMethod.json()["message"]?.stringValue?.isEmpty == false)
 
             let nowhere = try await client.post("/api/push/homeassistant/nowhere", "{}")
             #expect(nowhere.status == .notFound)
             #expect(try nowhere.json()["message"]?.stringValue?.isEmpty == false)
+        }
+    }
+
+    @Test func dataAndRegistrationInfoMustBeObjects() async throws {
+        try await TestServer().run { client in
+            let registration = try await client.register()
+            for (body, field) in [
+                (homeAssistantBody(registration.userID, data: #""""#), "data"),
+                (homeAssistantBody(registration.userID, data: "[]"), "data"),
+                (#"{"message": "hi", "push_token": "\#(registration.userID)", "registration_info": ""}"#, "registration_info"),
+            ] {
+                let response = try await client.post("/api/push/homeassistant", body)
+                #expect(response.status == .badRequest, "\(body)")
+                let message = try response.json()["message"]?.stringValue ?? ""
+                #expect(message.hasPrefix(field), "\(message)")
+            }
+            // null is absent, as an omitted member.
+            let withNull = try await client.post(
+                "/api/push/homeassistant", #"{"message": "hi", "push_token": "\#(registration.userID)", "data": null, "registration_info": null}"#)
+            #expect(withNull.status == .created)
+        }
+    }
+
+    @Test func refusalsAfterThePushTokenIsKnownCarryTheRateLimitHeaders() async throws {
+        try await TestServer().run { client in
+            let registration = try await client.register()
+            // A bad `data` member: 400, after the push_token was found; its quota is untouched.
+            let invalid = try await client.post("/api/push/homeassistant", homeAssistantBody(registration.userID, data: #"{"push": "loud"}"#))
+            #expect(invalid.status == .badRequest)
+            #expect(invalid.rateLimit == .init(limit: 150, remaining: 150))
+            // Before the device is known there is no quota to report. (The 500s: APNsDeliveryTests.)
+            let unknown = try await client.post("/api/push/homeassistant", homeAssistantBody(Secrets.random256BitHex()))
+            #expect(unknown.status == .forbidden)
+            #expect(unknown.rateLimit == nil)
         }
     }
 

@@ -137,18 +137,29 @@ struct NotifyTests {
     }
 
     @Test func validSnapshotAndOpenVariantsAndExtraFieldsAreAccepted() async throws {
-        try await TestServer().run { client in
+        let apns = try await APNsTestServer.start()
+        try await apns.server.run { client in
             let registration = try await client.register()
-            for extra in [
-                #", "snapshot": {"type": "url", "url": "https://example.com/a.jpg"}, "unknown": [1, 2]"#,
-                #", "open": {"type": "live", "camera_id": "cam1"}, "snapshot": {"type": "live"}"#,
-                #", "snapshot": {"type": "live"}, "open": {"type": "live", "camera_name": "Garden"}, "notification_id": null"#,
-                #", "snapshot": "", "open": """#,
+            let alert: JSONValue = ["title": "Motion", "body": "Garden"]
+            // What reaches the device: unknown members are dropped, "" and null are absent.
+            for (extra, payload) in [
+                (#", "snapshot": {"type": "url", "url": "https://example.com/a.jpg"}, "unknown": [1, 2]"#,
+                 ["aps": ["alert": alert, "sound": "default", "mutable-content": 1], "snapshot": ["type": "url", "url": "https://example.com/a.jpg"]] as JSONValue),
+                (#", "open": {"type": "live", "camera_id": "cam1"}, "snapshot": {"type": "live"}"#,
+                 ["aps": ["alert": alert, "sound": "default", "mutable-content": 1], "snapshot": ["type": "live"], "open": ["type": "live", "camera_id": "cam1"]]),
+                (#", "snapshot": {"type": "live"}, "open": {"type": "live", "camera_name": "Garden"}, "notification_id": null"#,
+                 ["aps": ["alert": alert, "sound": "default", "mutable-content": 1], "snapshot": ["type": "live"], "open": ["type": "live", "camera_name": "Garden"]]),
+                (#", "snapshot": "", "open": "", "notification_id": "", "extra": {"nested": true}"#,
+                 ["aps": ["alert": alert, "sound": "default"]]),
             ] {
                 let response = try await client.notify(registration.userID.uppercased(), extra: extra)
                 #expect(response.status == .created, "\(extra)")
+                let push = await apns.acceptedPush(id: try response.json()["id"]?.stringValue)
+                #expect(try push.map { try JSONValue.decode($0.body) } == payload, "\(extra)")
+                #expect(push?.header("apns-collapse-id") == nil, "\(extra)")
             }
         }
+        try await apns.shutdown()
     }
 
     @Test func unknownUserIs404() async throws {
@@ -156,15 +167,26 @@ struct NotifyTests {
             let response = try await client.notify(Secrets.random256BitHex())
             #expect(response.status == .notFound)
             #expect(try response.json()["field"] == "user_id")
+            // No device, no quota to report.
+            #expect(response.rateLimit == nil)
         }
     }
 
     @Test func theSenderMayUseABearerHeaderInstead() async throws {
-        try await TestServer().run { client in
-            let registration = try await client.register()
-            let response = try await client.post("/api/push/notify", #"{"title": "T", "body": "B"}"#, headers: registration.bearer)
-            #expect(response.status == .created)
+        let apns = try await APNsTestServer.start()
+        try await apns.server.run { client in
+            let registration = try await client.register(token: Fixtures.apnsToken(0x71))
+            // Without user_id, and with the empty user_id Home Assistant's rest_command renders.
+            for body in [#"{"title": "T", "body": "B"}"#, #"{"user_id": "", "title": "T2", "body": "B2"}"#] {
+                let response = try await client.post("/api/push/notify", body, headers: registration.bearer)
+                #expect(response.status == .created, "\(body)")
+                let push = await apns.acceptedPush(id: try response.json()["id"]?.stringValue)
+                #expect(push?.path == "/3/device/\(Fixtures.apnsToken(0x71))", "\(body)")
+                let alert = try push.flatMap { try JSONValue.decode($0.body).objectValue?["aps"]?.objectValue?["alert"] }
+                #expect(alert == (body.contains("T2") ? ["title": "T2", "body": "B2"] : ["title": "T", "body": "B"]))
+            }
         }
+        try await apns.shutdown()
     }
 
     @Test func malformedAndOversizedBodies() async throws {
@@ -172,6 +194,7 @@ struct NotifyTests {
             let malformed = try await client.post("/api/push/notify", #"{"user_id": "#)
             #expect(malformed.status == .badRequest)
             #expect(try malformed.json()["field"] == "$")
+            #expect(malformed.rateLimit == nil)
 
             // A key given twice is refused, naming the key (parsers disagree on which value wins).
             let registration = try await client.register()
@@ -214,6 +237,8 @@ struct NotifyTests {
             let response = try await client.notify(registration.userID, title: String(repeating: "t", count: 4200))
             #expect(response.status == .badRequest)
             #expect(try response.json()["code"] == "payload_too_large")
+            // Refused after the device was found: its quota (untouched) is in the headers.
+            #expect(response.rateLimit == .init(limit: 150, remaining: 150))
         }
     }
 

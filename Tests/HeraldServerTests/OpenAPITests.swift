@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import HeraldCore
 import NIOCore
 import HeraldServer
 import HummingbirdTesting
@@ -21,6 +22,60 @@ struct OpenAPITests {
                 "/api/push/homeassistant/rate_limits", "/api/push/tokens", "/api/push/tokens/{idOrName}", "/notifications",
                 "/api/push/websocket", "/openapi.yaml", "/healthz", "/readyz",
             ])
+        }
+    }
+}
+
+@Suite("Answers the OpenAPI document promises")
+struct DocumentedAnswerTests {
+    @Test func aMethodAPathDoesNotTakeIs405WithAllowAndAJSONBody() async throws {
+        try await TestServer().run { client in
+            let cases: [(String, HTTPRequest.Method, String)] = [
+                ("/api/push/notify", .get, "POST"),
+                ("/api/push/register", .put, "DELETE, POST"),
+                ("/healthz", .post, "GET, HEAD"),
+                ("/api/push/notifications/\(UUID().uuidString)", .delete, "GET, HEAD"),
+                ("/api/push/tokens/some-name", .get, "DELETE"),
+                ("/api/push/websocket", .post, "GET, HEAD"),
+                ("/notifications", .patch, "POST"),
+                ("/api/push/notify", try #require(HTTPRequest.Method("QUERY")), "POST"),
+            ]
+            for (uri, method, allow) in cases {
+                let response = try await client.execute(uri: uri, method: method)
+                #expect(response.status == .methodNotAllowed, "\(method) \(uri)")
+                #expect(response.headers[.allow] == allow, "\(method) \(uri)")
+                let json = try response.json()
+                #expect(json["code"] == "method_not_allowed", "\(method) \(uri)")
+                #expect(json["error"]?.stringValue?.contains(allow) == true, "\(method) \(uri)")
+            }
+            // The Home Assistant paths answer in Home Assistant's shape.
+            let homeAssistant = try await client.execute(uri: "/api/push/homeassistant/rate_limits", method: .get)
+            #expect(homeAssistant.status == .methodNotAllowed)
+            #expect(homeAssistant.headers[.allow] == "POST")
+            #expect(try homeAssistant.json()["message"]?.stringValue?.isEmpty == false)
+
+            // HEAD goes with GET; an unknown path stays 404, and so does a route's own 404.
+            #expect(try await client.execute(uri: "/healthz", method: .head).status == .ok)
+            let nowhere = try await client.execute(uri: "/api/push/nowhere", method: .delete)
+            #expect(nowhere.status == .notFound)
+            #expect(nowhere.headers[.allow] == nil)
+            let unknownNotification = try await client.execute(uri: "/api/push/notifications/\(UUID().uuidString)", method: .get)
+            #expect(unknownNotification.status == .notFound)
+            #expect(try unknownNotification.json()["code"] == "not_found")
+        }
+    }
+
+    @Test func theWebSocketPathWithoutAnUpgradeIs426AndTheUpgradeStillWorks() async throws {
+        try await TestServer().run { client in
+            let plain = try await client.execute(uri: "/api/push/websocket", method: .get)
+            #expect(plain.status == .upgradeRequired)
+            #expect(plain.headers[.upgrade] == "websocket")
+            #expect(try plain.json()["code"] == "upgrade_required")
+
+            let registration = try await client.register()
+            let socket = WebSocketTestClient(port: try #require(client.port))
+            await socket.subscribe(registration)
+            await socket.close()
         }
     }
 }

@@ -11,24 +11,34 @@ import Testing
 struct RegistrationTests {
     @Test func registeringReturnsAFreshUserIDAndSecret() async throws {
         let server = try TestServer()
-        try await server.run { client in
+        let registrations = try await server.run { client in
             let first = try await client.register(token: Fixtures.apnsToken(1))
             let second = try await client.register(token: Fixtures.apnsToken(2), environment: "sandbox")
             for value in [first.userID, first.secret, second.userID, second.secret] {
                 #expect(value.count == 64 && value == value.lowercased() && Secrets.isHex(value))
             }
             #expect(Set([first.userID, first.secret, second.userID, second.secret]).count == 4)
+            return [first, second]
         }
+        // Each device is stored under the hashes of its own USER_ID and secret.
         let store = try server.openStore()
-        // Only hashes are stored.
-        let device = try await store.device(userIDHash: Secrets.hash(Secrets.random256BitHex()))
-        #expect(device == nil)
+        for (registration, environment) in zip(registrations, [PushEnvironment.production, .sandbox]) {
+            let device = try #require(try await store.device(userIDHash: Secrets.hash(registration.userID)))
+            #expect(device.secretHash == Secrets.hash(registration.secret))
+            #expect(device.environment == environment)
+        }
     }
 
     @Test func storesOnlyHashesAndTheNormalisedToken() async throws {
         let server = try TestServer()
         let registration = try await server.run { client in
-            try await client.register(token: Fixtures.apnsToken(0xAB).uppercased(), environment: "sandbox")
+            let registration = try await client.register(token: Fixtures.apnsToken(0xAB).uppercased(), environment: "sandbox")
+            // While the server runs, the row may be in the write-ahead log only: read both files. The hashes are there
+            // (so the files read are the ones that hold the device), the clear values in neither.
+            let files = try Self.databaseFiles(server.databasePath)
+            #expect(files.contains(Secrets.hash(registration.userID)) && files.contains(Secrets.hash(registration.secret)))
+            #expect(!files.contains(registration.userID) && !files.contains(registration.secret))
+            return registration
         }
         let store = try server.openStore()
         let device = try #require(try await store.device(userIDHash: Secrets.hash(registration.userID)))
@@ -36,8 +46,17 @@ struct RegistrationTests {
         #expect(device.token == Fixtures.apnsToken(0xAB))
         #expect(device.environment == .sandbox)
         #expect(device.platform == .apns)
-        let database = try String(contentsOfFile: server.databasePath, encoding: .isoLatin1)
-        #expect(!database.contains(registration.userID) && !database.contains(registration.secret))
+        // After shutdown (the log checkpointed into the database file, or still beside it).
+        let files = try Self.databaseFiles(server.databasePath)
+        #expect(files.contains(Secrets.hash(registration.userID)))
+        #expect(!files.contains(registration.userID) && !files.contains(registration.secret))
+    }
+
+    /// The SQLite database file and its write-ahead log (`-wal`, when there is one), as one text.
+    static func databaseFiles(_ path: String) throws -> String {
+        let database = try String(contentsOfFile: path, encoding: .isoLatin1)
+        let log = FileManager.default.fileExists(atPath: path + "-wal") ? try String(contentsOfFile: path + "-wal", encoding: .isoLatin1) : ""
+        return database + log
     }
 
     @Test func reRegistrationReplacesTheTokenAndKeepsTheCredentials() async throws {
@@ -108,10 +127,24 @@ struct RegistrationTests {
 
     @Test func websocketOnlyDevicesRegisterWithoutAToken() async throws {
         let server = try TestServer()
-        try await server.run { client in
+        let registration = try await server.run { client in
             let response = try await client.post("/api/push/register", #"{"platform": "websocket"}"#)
             #expect(response.status == .created)
+            let json = try response.json()
+            let registration = Registration(
+                userID: try #require(json["user_id"]?.stringValue), secret: try #require(json["device_secret"]?.stringValue))
+            // The credentials subscribe to the WebSocket channel, and a notification to the USER_ID arrives there.
+            let socket = WebSocketTestClient(port: try #require(client.port))
+            await socket.subscribe(registration, confirm: false)
+            #expect(try await client.notify(registration.userID, title: "Doorbell").status == .created)
+            let event = try #require(await socket.next()?["event"]?.objectValue)
+            #expect(event["title"] == "Doorbell")
+            await socket.close()
+            return registration
         }
+        let device = try #require(try await server.openStore().device(userIDHash: Secrets.hash(registration.userID)))
+        #expect(device.platform == .websocket)
+        #expect(device.token == nil)
     }
 
     @Test func deletingNeedsTheOwnersBasicCredentials() async throws {

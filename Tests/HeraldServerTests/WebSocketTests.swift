@@ -52,10 +52,14 @@ struct WebSocketTests {
             await socket.subscribe(registration)
             let response = try await client.notify(registration.userID)
             #expect(try response.json()["status"] == "queued")
+            let id = try #require(try response.json()["id"]?.stringValue)
             let event = try #require(await socket.next()?["event"]?.objectValue)
             #expect(event["hass_confirm_id"] != nil)
-            #expect(await eventually { apns.production.acceptedPushes.count == 1 })
-            try await Task.sleep(for: .milliseconds(300))
+            #expect(await apns.acceptedPush(id: id) != nil)
+            // Delivered is final: once the store says so, nothing more goes to APNs.
+            #expect(try await eventually {
+                try await client.execute(uri: "/api/push/notifications/\(id)", method: .get, headers: registration.bearer).json()["status"] == "delivered"
+            })
             #expect(apns.production.acceptedPushes.count == 1)
             // A late confirmation finds nothing waiting.
             socket.send(#"{"id": 2, "type": "push_notification_confirm", "confirm_id": "\#(event["hass_confirm_id"]?.stringValue ?? "")"}"#)
@@ -149,6 +153,8 @@ struct WebSocketTests {
     @Test func aClientThatStopsAnsweringPingsIsDropped() async throws {
         var server = try TestServer()
         server.configuration.webSocketPingInterval = .seconds(1)
+        // The first send's answer says "delivered" once the event is written to the socket: wait for that.
+        server.configuration.deliveryWait = APNsTestServer.outcomeWait
         try await server.run { client in
             let registered = try await client.post("/api/push/register", #"{"platform": "websocket"}"#).json()
             let userID = try #require(registered["user_id"]?.stringValue)

@@ -167,11 +167,14 @@ struct CredentialGuard: Sendable {
     let limiter: AuthFailureLimiter
     let addresses: ClientAddressResolver
 
-    /// Runs `authenticate` under ``AuthFailureLimiter/guarding(_:credential:_:)`` for the request's client.
+    /// Runs `authenticate` under ``AuthFailureLimiter/guarding(_:credential:_:)`` for the request's client. A request
+    /// that carries no credential at all is not a guess: `authenticate` answers it (401), neither counted nor refused
+    /// by a lock-out.
     func check<Value>(
         _ credential: CredentialFingerprint?, of request: Request, context: some RemoteAddressRequestContext,
         _ authenticate: () async throws -> Value
     ) async throws -> Value {
-        try await limiter.guarding(addresses.clientKey(of: request, context: context), credential: credential, authenticate)
+        guard let credential else { return try await authenticate() }
+        return try await limiter.guarding(addresses.clientKey(of: request, context: context), credential: credential, authenticate)
     }
 }

@@ -20,13 +20,15 @@ struct ActionNotificationController<Context: RemoteAddressRequestContext>: Senda
         let (_, device) = try await credentials.check(bearer.map(CredentialFingerprint.apiToken), of: request, context: context) {
             try await tokens.authenticate(bearer: bearer)
         }
-        let notification = try ActionNotificationRequest(try await JSONBody.object(of: request, limit: bodyLimit))
-        try notification.checkActionsFit()
-        do {
-            let receipt = try await pipeline.send(notification.draft, to: device)
-            return SendAnswers.created(receipt, now: clock.now())
-        } catch {
-            throw SendAnswers.apiError(error, now: clock.now())
+        return try await SendAnswers.withRateLimitHeaders(of: device, pipeline: pipeline, clock: clock) {
+            let notification = try ActionNotificationRequest(try await JSONBody.object(of: request, limit: bodyLimit))
+            try notification.checkActionsFit()
+            do throws(SendError) {
+                let receipt = try await pipeline.send(notification.draft, to: device)
+                return SendAnswers.created(receipt, now: clock.now())
+            } catch {
+                throw SendAnswers.apiError(error, now: clock.now())
+            }
         }
     }
 }

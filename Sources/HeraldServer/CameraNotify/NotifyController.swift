@@ -22,11 +22,13 @@ struct NotifyController<Context: RemoteAddressRequestContext>: Sendable {
         let device = try await credentials.check(.userID(userID), of: request, context: context) {
             try await directory.device(userID: userID)
         }
-        do {
-            let receipt = try await pipeline.send(notify.draft, to: device)
-            return SendAnswers.created(receipt, now: clock.now())
-        } catch {
-            throw SendAnswers.apiError(error, now: clock.now())
+        return try await SendAnswers.withRateLimitHeaders(of: device, pipeline: pipeline, clock: clock) {
+            do throws(SendError) {
+                let receipt = try await pipeline.send(notify.draft, to: device)
+                return SendAnswers.created(receipt, now: clock.now())
+            } catch {
+                throw SendAnswers.apiError(error, now: clock.now())
+            }
         }
     }
 }

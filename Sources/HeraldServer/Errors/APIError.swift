@@ -96,6 +96,13 @@ public struct APIError: Error, Sendable, Equatable {
         APIError(.notFound, code: "not_found", message: message)
     }
 
+    /// 405 for a method the path does not take; `Allow` lists the ones it does.
+    public static func methodNotAllowed(allow: String) -> APIError {
+        APIError(
+            .methodNotAllowed, code: "method_not_allowed", message: "This address does not take that method; it takes \(allow).",
+            headers: [.allow: allow])
+    }
+
     /// 503 when the store does not answer.
     public static func storeUnavailable(_ detail: String) -> APIError {
         APIError(.serviceUnavailable, code: "store_unavailable", message: "The store is not available; try again shortly.")

@@ -21,18 +21,20 @@ struct HomeAssistantController<Context: RemoteAddressRequestContext>: Sendable {
     @Sendable func send(_ request: Request, context: Context) async throws -> Response {
         let notify = try HomeAssistantRequest(try await JSONBody.object(of: request, limit: bodyLimit))
         let device = try await device(for: notify.pushToken, request, context)
-        let draft = try HomeAssistantPayload.draft(for: notify, now: clock.now())
-        do {
-            let receipt = try await pipeline.send(draft, to: device)
-            return JSONResponse.make(
-                status: .created,
-                body: [
-                    "messageId": .string(receipt.notification.providerMessageID ?? receipt.notification.id.uuidString.lowercased()),
-                    "target": .string(notify.pushToken), "rateLimits": SendAnswers.rateLimits(receipt.quota),
-                ],
-                headers: SendAnswers.headers(receipt.quota, now: clock.now()))
-        } catch {
-            throw homeAssistantError(error, target: notify.pushToken)
+        return try await SendAnswers.withRateLimitHeaders(of: device, pipeline: pipeline, clock: clock) {
+            let draft = try HomeAssistantPayload.draft(for: notify, now: clock.now())
+            do throws(SendError) {
+                let receipt = try await pipeline.send(draft, to: device)
+                return JSONResponse.make(
+                    status: .created,
+                    body: [
+                        "messageId": .string(receipt.notification.providerMessageID ?? receipt.notification.id.uuidString.lowercased()),
+                        "target": .string(notify.pushToken), "rateLimits": SendAnswers.rateLimits(receipt.quota),
+                    ],
+                    headers: SendAnswers.headers(receipt.quota, now: clock.now()))
+            } catch {
+                throw homeAssistantError(error, target: notify.pushToken)
+            }
         }
     }
 

@@ -24,9 +24,10 @@ struct HomeAssistantRequest {
         pushToken = token
         message = try fields.requiredString("message")
         title = try fields.optionalString("title")
-        if let registration = try fields.optionalObject("registration_info") {
+        // Home Assistant sends these as objects or not at all; `""` is not the `rest_command` rendering of "nothing" here.
+        if let registration = try fields.optionalObject("registration_info", emptyStringIsAbsent: false) {
             webhookID = try registration.optionalString("webhook_id")
         }
-        data = try fields.optionalObject("data")?.object ?? [:]
+        data = try fields.optionalObject("data", emptyStringIsAbsent: false)?.object ?? [:]
     }
 }

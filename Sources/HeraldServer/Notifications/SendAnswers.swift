@@ -27,6 +27,23 @@ enum SendAnswers {
         return JSONResponse.make(status: .created, body: body, headers: headers(receipt.quota, now: now))
     }
 
+    /// Runs the part of a send that comes after the device is identified. A refusal from there on (an invalid field,
+    /// 410, 502, Home Assistant's 500, …) carries the device's `RateLimit-*` headers like the 201 and the 429 do; a
+    /// refusal before it (malformed body, unknown USER_ID, 413) has no quota to report. The quota is read again only
+    /// for a refusal that does not carry it already.
+    static func withRateLimitHeaders(
+        of device: Device, pipeline: SendPipeline, clock: any WallClock, _ send: () async throws -> Response
+    ) async throws -> Response {
+        do {
+            return try await send()
+        } catch var error as APIError {
+            if error.headers[.rateLimitLimit] == nil, let quota = try? await pipeline.quota(of: device) {
+                error.headers.append(contentsOf: headers(quota, now: clock.now()))
+            }
+            throw error
+        }
+    }
+
     /// `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds until the reset).
     static func headers(_ quota: QuotaStatus, now: Date) -> HTTPFields {
         [

@@ -83,9 +83,9 @@ struct FieldReader {
         return bool
     }
 
-    /// An object where `null` and `""` mean absent.
-    func optionalObject(_ key: String) throws -> FieldReader? {
-        guard let value = value(key), value != .string("") else { return nil }
+    /// An object where `null` means absent, and `""` too unless `emptyStringIsAbsent` is false (then it is refused).
+    func optionalObject(_ key: String, emptyStringIsAbsent: Bool = true) throws -> FieldReader? {
+        guard let value = value(key), !(emptyStringIsAbsent && value == .string("")) else { return nil }
         guard case .object(let object) = value else {
             throw APIError.invalidField(path(of: key), "\(path(of: key)) must be an object.")
         }

@@ -19,10 +19,20 @@ struct WebSocketController<Context: RemoteAddressRequestContext & WebSocketReque
     let credentials: CredentialGuard
     let worker: DeliveryWorker
 
-    func addRoutes(to group: RouterGroup<Context>) {
-        group.ws("websocket") { inbound, outbound, context in
+    static var path: RouterPath { "api/push/websocket" }
+
+    /// The upgrade goes on `webSocketRouter`, which sees only requests asking for one; a request that reaches the HTTP
+    /// `router` at this path was not upgraded (no `Upgrade: websocket`, or a broken handshake) and is answered 426.
+    func addRoutes(to router: Router<Context>, upgradesOn webSocketRouter: Router<Context>) {
+        webSocketRouter.ws(Self.path) { inbound, outbound, context in
             let client = credentials.addresses.clientKey(of: context.request, context: context.requestContext)
             try await session(inbound: inbound, outbound: outbound, client: client, logger: context.logger)
+        }
+        router.get(Self.path) { _, _ -> Response in
+            throw APIError(
+                .upgradeRequired, code: "upgrade_required",
+                message: "This address is a WebSocket channel: open it with a WebSocket upgrade (Upgrade: websocket).",
+                headers: [.upgrade: "websocket", .connection: "Upgrade"])
         }
     }
 

@@ -74,7 +74,22 @@ extension TestClientProtocol {
     }
 }
 
+/// The `RateLimit-Limit` and `RateLimit-Remaining` headers of a send answer.
+struct RateLimitHeaders: Equatable {
+    var limit: Int
+    var remaining: Int
+}
+
 extension TestResponse {
+    /// The `RateLimit-*` headers, `nil` when the answer has none (all three must be there, `RateLimit-Reset` in seconds).
+    var rateLimit: RateLimitHeaders? {
+        guard let limit = headers[.init("RateLimit-Limit")!].flatMap(Int.init),
+            let remaining = headers[.init("RateLimit-Remaining")!].flatMap(Int.init),
+            headers[.init("RateLimit-Reset")!].flatMap(Int.init) != nil
+        else { return nil }
+        return RateLimitHeaders(limit: limit, remaining: remaining)
+    }
+
     /// The body as a JSON object; fails the test when it is not one or the content type is not JSON.
     func json(sourceLocation: SourceLocation = #_sourceLocation) throws -> JSONObject {
         #expect(headers[.contentType]?.hasPrefix("application/json") == true, "content type", sourceLocation: sourceLocation)

@@ -1,0 +1,52 @@
+import HTTPTypes
+import Hummingbird
+
+/// Hummingbird's router answers a path it knows, asked with a method it does not take, as it answers a path it does
+/// not know: 404. This builder wraps the router so that such a request is answered 405 with an `Allow` header listing
+/// the path's methods (HEAD with GET, as the router is built with `.autoGenerateHeadEndpoints`) and the JSON error body
+/// of the path's dialect. It covers every route and every method, `QUERY` or `PROPFIND` included.
+///
+/// ```swift
+/// Application(router: MethodCheckingRouter(router: router), ...)
+/// ```
+struct MethodCheckingRouter<Context: RequestContext>: HTTPResponderBuilder {
+    let router: Router<Context>
+
+    /// Reads the routes when the server builds its responder, after every route was added.
+    func buildResponder() -> MethodCheckingResponder<Context> {
+        let routes = Dictionary(grouping: router.routes, by: \.path.description).values.map { routes in
+            var methods = Set(routes.map(\.method))
+            if methods.contains(.get) { methods.insert(.head) }
+            return MethodCheckingResponder<Context>.Route(
+                path: routes[0].path, methods: methods, allow: methods.map(\.rawValue).sorted().joined(separator: ", "))
+        }
+        return MethodCheckingResponder(routes: routes, router: router.buildResponder())
+    }
+}
+
+struct MethodCheckingResponder<Context: RequestContext>: HTTPResponder {
+    struct Route: Sendable {
+        var path: RouterPath
+        var methods: Set<HTTPRequest.Method>
+        /// The `Allow` header.
+        var allow: String
+
+        func matches(_ segments: [Substring]) -> Bool {
+            path.components.count == segments.count && zip(path.components, segments).allSatisfy { $0 ~= $1 }
+        }
+    }
+
+    let routes: [Route]
+    let router: RouterResponder<Context>
+
+    func respond(to request: Request, context: Context) async throws -> Response {
+        let response = try await router.respond(to: request, context: context)
+        // Only a 404 can be a known path asked with another method; other answers pass untouched.
+        guard response.status == .notFound else { return response }
+        let segments = request.uri.path.split(separator: "/")
+        guard let route = routes.first(where: { $0.matches(segments) }), !route.methods.contains(request.method) else {
+            return response
+        }
+        return ErrorDialect(path: request.uri.path).render(.methodNotAllowed(allow: route.allow))
+    }
+}
