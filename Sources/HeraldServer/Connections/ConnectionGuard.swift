@@ -266,14 +266,12 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
 
+    /// Makes sure the timer fires no later than the deadline that applies now. A timer due earlier is kept (when it
+    /// fires, ``expire(_:)`` looks again and sets the next one), so a busy keep-alive connection costs about one
+    /// scheduled task per body timeout rather than two per request.
     private func rearm(_ context: ChannelHandlerContext) {
-        guard let (deadline, _) = currentDeadline else {
-            timer?.cancel()
-            timer = nil
-            timerDeadline = nil
-            return
-        }
-        if timerDeadline == deadline, timer != nil { return }
+        guard let (deadline, _) = currentDeadline else { return }
+        if let scheduled = timerDeadline, timer != nil, scheduled <= deadline { return }
         timer?.cancel()
         timerDeadline = deadline
         timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
