@@ -207,7 +207,7 @@ struct ConnectionHardeningTests {
     func invalidUTF8TextClosesWith1007() async throws {
         try await Self.server(timeouts: .seconds(60)).run { client in
             let connection = try await Self.webSocket(port: try #require(client.port))
-            connection.send(Self.maskedTextFrame([0xFF, 0xFE, 0x7B, 0x7D]))
+            connection.send(SilentWebSocketPeer.maskedTextFrame([0xFF, 0xFE, 0x7B, 0x7D]))
             let (received, closed) = await connection.readUntilClosed()
             #expect(closed)
             #expect(Self.closeCode(in: received) == 1007)
@@ -219,7 +219,7 @@ struct ConnectionHardeningTests {
         try await Self.server().run { client in
             let connection = try await Self.webSocket(port: try #require(client.port))
             try await Task.sleep(for: .milliseconds(2_500))  // past the 1 s header, body and idle timeouts
-            #expect(connection.send(Self.maskedTextFrame(Array(#"{"id": 7, "type": "hello"}"#.utf8))))
+            #expect(connection.send(SilentWebSocketPeer.maskedTextFrame(Array(#"{"id": 7, "type": "hello"}"#.utf8))))
             let answer = await connection.read(until: "unknown_command", within: 10)
             #expect(answer.contains(#""id":7"#))
         }
@@ -240,18 +240,7 @@ struct ConnectionHardeningTests {
 
     /// A raw connection upgraded to WebSocket (the 101 answer already read).
     static func webSocket(port: Int) async throws -> RawConnection {
-        let connection = try RawConnection(port: port)
-        connection.send(
-            "GET /api/push/websocket HTTP/1.1\r\nHost: herald\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
-        let answer = await connection.read(until: "\r\n\r\n")
-        guard answer.hasPrefix("HTTP/1.1 101") else { throw RawConnectionError(message: "no upgrade: \(answer)") }
-        return connection
-    }
-
-    static func maskedTextFrame(_ payload: [UInt8]) -> [UInt8] {
-        let mask: [UInt8] = [0x0A, 0x0B, 0x0C, 0x0D]
-        return [0x81, 0x80 | UInt8(payload.count)] + mask + payload.enumerated().map { $0.element ^ mask[$0.offset % 4] }
+        try await SilentWebSocketPeer(port: port).connection
     }
 
     /// The status code of the first close frame in `bytes` (server frames, unmasked).

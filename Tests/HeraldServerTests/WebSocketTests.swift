@@ -159,9 +159,9 @@ struct WebSocketTests {
             let registered = try await client.post("/api/push/register", #"{"platform": "websocket"}"#).json()
             let userID = try #require(registered["user_id"]?.stringValue)
             let secret = try #require(registered["device_secret"]?.stringValue)
-            let peer = try SilentWebSocketPeer(port: try #require(client.port))
-            try peer.sendText(#"{"id":1,"type":"push_notification_channel","user_id":"\#(userID)","device_secret":"\#(secret)"}"#)
-            #expect(try peer.readSome().contains(#""success":true"#))
+            let peer = try await SilentWebSocketPeer(port: try #require(client.port))
+            peer.sendText(#"{"id":1,"type":"push_notification_channel","user_id":"\#(userID)","device_secret":"\#(secret)"}"#)
+            #expect(await peer.read(until: #""success":true"#).contains(#""success":true"#))
             // Subscribed: a notification is handed to the socket (no confirmation asked, so it counts as delivered).
             #expect(try await client.notify(userID).json()["status"] == "delivered")
 
