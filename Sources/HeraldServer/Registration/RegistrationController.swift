@@ -80,8 +80,8 @@ struct RegistrationController<Context: RemoteAddressRequestContext>: Sendable {
         return Response(status: .noContent)
     }
 
-    /// 401 without the registration token, 403 with another one (both count as failed credential checks);
-    /// nothing when the operator set none.
+    /// 401 without the registration token, 403 with another one (a failed credential check; a request without one
+    /// guesses nothing and is not counted); nothing when the operator set none.
     private func checkRegistrationToken(_ request: Request, context: Context) async throws {
         guard let registrationTokenHash else { return }
         let given = request.headers[Self.registrationTokenHeader]
