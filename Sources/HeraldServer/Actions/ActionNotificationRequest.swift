@@ -127,7 +127,7 @@ struct ActionNotificationRequest {
         guard withoutActions <= limit else { return }
         let actionBytes = try JSONValue.array(actions.map(\.json)).encoded().count
         throw APIError(
-            .badRequest, code: "payload_too_large",
+            .payloadTooLarge,
             message: "The actions take \(actionBytes) bytes and the notification cannot fit APNs' \(limit)-byte limit "
                 + "even with the body shortened away (\(shortest) bytes); send fewer actions or shorter urls, headers and bodies.",
             field: "actions")

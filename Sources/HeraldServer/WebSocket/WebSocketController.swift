@@ -29,10 +29,7 @@ struct WebSocketController<Context: RemoteAddressRequestContext & WebSocketReque
             try await session(inbound: inbound, outbound: outbound, client: client, logger: context.logger)
         }
         router.get(Self.path) { _, _ -> Response in
-            throw APIError(
-                .upgradeRequired, code: "upgrade_required",
-                message: "This address is a WebSocket channel: open it with a WebSocket upgrade (Upgrade: websocket).",
-                headers: [.upgrade: "websocket", .connection: "Upgrade"])
+            throw APIError(.upgradeRequired, headers: [.upgrade: "websocket", .connection: "Upgrade"])
         }
     }
 
@@ -53,14 +50,14 @@ struct WebSocketController<Context: RemoteAddressRequestContext & WebSocketReque
                 guard case .text(let text) = message,
                     let object = try? JSONValue.decode(Data(text.utf8)).objectValue
                 else {
-                    try await send(Self.error(id: nil, code: "invalid_format", "Messages must be JSON objects."), on: outbound)
+                    try await send(Self.error(id: nil, .invalidFormat), on: outbound)
                     continue
                 }
                 let id = object["id"].flatMap { if case .int(let id) = $0 { id } else { nil } }
                 switch object["type"]?.stringValue {
                 case "push_notification_channel", "mobile_app/push_notification_channel":
                     guard let id else {
-                        try await send(Self.error(id: nil, code: "invalid_format", "id must be a whole number."), on: outbound)
+                        try await send(Self.error(id: nil, .invalidFormat, "id must be a whole number."), on: outbound)
                         continue
                     }
                     let fields = FieldReader(object)
@@ -68,7 +65,7 @@ struct WebSocketController<Context: RemoteAddressRequestContext & WebSocketReque
                         let secret = try? fields.requiredNonEmptyString("device_secret")
                     else {
                         try await send(
-                            Self.error(id: id, code: "invalid_format", "user_id and device_secret are required."), on: outbound)
+                            Self.error(id: id, .invalidFormat, "user_id and device_secret are required."), on: outbound)
                         continue
                     }
                     let device: Device
@@ -77,8 +74,8 @@ struct WebSocketController<Context: RemoteAddressRequestContext & WebSocketReque
                             try await directory.owner(userID: userID, secret: secret)
                         }
                     } catch let error as APIError {
-                        try await send(Self.error(id: id, code: error.code, error.message), on: outbound)
-                        if error.code == "wrong_device_secret" {
+                        try await send(Self.error(id: id, error.code, error.message), on: outbound)
+                        if error.code == .wrongDeviceSecret {
                             try await outbound.close(.policyViolation, reason: "wrong device secret")
                             return
                         }
@@ -103,26 +100,21 @@ struct WebSocketController<Context: RemoteAddressRequestContext & WebSocketReque
                     await worker.deliverPending(of: device.id)
                 case "push_notification_confirm", "mobile_app/push_notification_confirm":
                     guard let subscription else {
-                        try await send(
-                            Self.error(id: id, code: "not_subscribed", "Subscribe with push_notification_channel first."),
-                            on: outbound)
+                        try await send(Self.error(id: id, .notSubscribed), on: outbound)
                         continue
                     }
                     guard let confirmID = object["confirm_id"]?.stringValue else {
-                        try await send(Self.error(id: id, code: "invalid_format", "confirm_id is required."), on: outbound)
+                        try await send(Self.error(id: id, .invalidFormat, "confirm_id is required."), on: outbound)
                         continue
                     }
                     if hub.confirm(confirmID, deviceID: subscription.deviceID) {
                         try await send(["id": id.map(JSONValue.int) ?? .null, "type": "result", "success": true], on: outbound)
                     } else {
                         try await send(
-                            Self.error(id: id, code: "not_found", "No notification waits for this confirm_id."), on: outbound)
+                            Self.error(id: id, .notFound, "No notification waits for this confirm_id."), on: outbound)
                     }
                 default:
-                    try await send(
-                        Self.error(
-                            id: id, code: "unknown_command",
-                            "Unknown type; use push_notification_channel or push_notification_confirm."), on: outbound)
+                    try await send(Self.error(id: id, .unknownCommand), on: outbound)
                 }
             }
         } catch {
@@ -136,10 +128,10 @@ struct WebSocketController<Context: RemoteAddressRequestContext & WebSocketReque
     }
 
     /// `{"id", "type": "result", "success": false, "error": {"code", "message"}}`, as Home Assistant's WebSocket API answers.
-    static func error(id: Int?, code: String, _ message: String) -> JSONValue {
+    static func error(id: Int?, _ code: ErrorCode, _ message: String? = nil) -> JSONValue {
         [
             "id": id.map(JSONValue.int) ?? .null, "type": "result", "success": false,
-            "error": ["code": .string(code), "message": .string(message)],
+            "error": ["code": .string(code.rawValue), "message": .string(message ?? code.defaultMessage ?? code.rawValue)],
         ]
     }
 }
