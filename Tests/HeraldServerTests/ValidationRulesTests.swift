@@ -4,7 +4,7 @@ import Testing
 
 @testable import HeraldServer
 
-/// The rules that live in one place: the error codes.
+/// The rules that live in one place: the error codes, and the USER_ID and collapse-id validators.
 @Suite("Validation rules")
 struct ValidationRulesTests {
     // MARK: Error codes
@@ -30,5 +30,46 @@ struct ValidationRulesTests {
         #expect(other.code == .otherHTTPStatus)
         #expect(other.status == .unsupportedMediaType)
         #expect(other.body == ["error": "The request failed: Unsupported Media Type.", "code": "http_415"])
+    }
+
+    // MARK: USER_ID
+
+    @Test(arguments: [
+        String(repeating: "a", count: 64), String(repeating: "F", count: 64),
+        "0123456789abcdefABCDEF" + String(repeating: "0", count: 42),
+    ])
+    func aUserIDIs64HexCharactersInEitherCase(userID: String) throws {
+        #expect(UserIDRule.accepts(userID))
+        #expect(try UserIDRule.validated(userID) == userID)
+    }
+
+    @Test(arguments: [
+        "", "abc", String(repeating: "a", count: 63), String(repeating: "a", count: 65), String(repeating: "g", count: 64),
+        String(repeating: "a", count: 62) + "é", " " + String(repeating: "a", count: 63),
+    ])
+    func anythingElseIsRefusedNamingUserID(userID: String) {
+        #expect(!UserIDRule.accepts(userID))
+        #expect(throws: APIError.invalidField("user_id", "user_id must be 64 hexadecimal characters.")) {
+            try UserIDRule.validated(userID)
+        }
+    }
+
+    // MARK: Collapse id
+
+    @Test(arguments: ["", "door", String(repeating: "x", count: 64), String(repeating: "é", count: 32)])
+    func aCollapseIDOfAtMost64BytesIsTaken(collapseID: String) throws {
+        #expect(try CollapseIDRule.validated(collapseID, field: "notification_id") == collapseID)
+    }
+
+    @Test func aLongerCollapseIDIsRefusedNamingItsField() {
+        #expect(
+            throws: APIError.invalidField("data.tag", "data.tag must be at most 64 bytes (it is the APNs collapse id); got 65.")
+        ) {
+            try CollapseIDRule.validated(String(repeating: "x", count: 65), field: "data.tag")
+        }
+        // Bytes, not characters: 33 two-byte characters are 66 bytes.
+        #expect(throws: APIError.self) {
+            try CollapseIDRule.validated(String(repeating: "é", count: 33), field: "notification_id")
+        }
     }
 }

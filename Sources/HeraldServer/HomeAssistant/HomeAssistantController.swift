@@ -40,7 +40,7 @@ struct HomeAssistantController<Context: RemoteAddressRequestContext>: Sendable {
 
     @Sendable func rateLimits(_ request: Request, context: Context) async throws -> Response {
         let body = FieldReader(try await JSONBody.object(of: request, limit: bodyLimit))
-        guard let token = try? body.optionalString("push_token"), Secrets.isHex256(token) else {
+        guard let token = try? body.optionalString("push_token"), UserIDRule.accepts(token) else {
             throw APIError(.missingPushToken, message: "You did not send a valid token!", field: "push_token")
         }
         let device = try await device(for: token, request, context)

@@ -18,7 +18,7 @@ struct HomeAssistantRequest {
         guard let token = try? fields.optionalString("push_token") else {
             throw APIError(.missingPushToken, field: "push_token")
         }
-        guard Secrets.isHex256(token) else {
+        guard UserIDRule.accepts(token) else {
             throw APIError(.invalidPushToken, field: "push_token")
         }
         pushToken = token
