@@ -86,7 +86,7 @@ private func withTokens(
     _ options: Token.DeviceOptions, _ body: (APITokenManager, Device) async throws -> Void
 ) async throws {
     let configuration = try loadConfiguration(file: options.config)
-    guard Secrets.isHex256(options.userID) else {
+    guard UserIDRule.accepts(options.userID) else {
         throw TokenCommandFailure("herald: --user-id must be the device's USER_ID: 64 hexadecimal characters.")
     }
     let store: any HeraldStore

@@ -46,12 +46,12 @@ public struct APITokenManager: Sendable {
             return Issued(token: token, secret: secret)
         case .nameTaken:
             throw APIError(
-                .conflict, code: "token_name_taken",
+                .tokenNameTaken,
                 message: "This device already has an active API token named \"\(name)\"; revoke it first or choose another name.",
                 field: "name")
         case .limitReached:
             throw APIError(
-                .conflict, code: "too_many_tokens",
+                .tooManyTokens,
                 message: "This device already has \(Self.maximumActivePerDevice) active API tokens; revoke one first.")
         }
     }
@@ -116,14 +116,11 @@ public struct APITokenManager: Sendable {
         return trimmed
     }
 
-    static let tokenRequired = APIError(
-        .unauthorized, code: "token_required",
-        message: "This endpoint needs an API token as Authorization: Bearer hrd_…; the device owner creates one with POST /api/push/tokens.",
-        headers: [.wwwAuthenticate: #"Bearer realm="herald""#])
+    static let tokenRequired = APIError(.tokenRequired, headers: [.wwwAuthenticate: #"Bearer realm="herald""#])
 
     static func invalidToken(_ message: String) -> APIError {
         APIError(
-            .unauthorized, code: "invalid_token", message: message,
+            .invalidToken, message: message,
             headers: [.wwwAuthenticate: #"Bearer realm="herald", error="invalid_token""#])
     }
 

@@ -52,11 +52,8 @@ struct ActionNotificationRequest {
         imageURL = try fields.optionalString("image_url").map(Self.validImageURL)
         url = try fields.optionalString("url").map { try NotificationAction.validURL($0, field: "url") }
 
-        notificationID = try fields.optionalString("notification_id")
-        if let notificationID, notificationID.utf8.count > 64 {
-            throw APIError.invalidField(
-                "notification_id",
-                "notification_id must be at most 64 bytes (it is the APNs collapse id); got \(notificationID.utf8.count).")
+        notificationID = try fields.optionalString("notification_id").map {
+            try CollapseIDRule.validated($0, field: "notification_id")
         }
         actions = try Self.validActions(fields)
     }
@@ -127,7 +124,7 @@ struct ActionNotificationRequest {
         guard withoutActions <= limit else { return }
         let actionBytes = try JSONValue.array(actions.map(\.json)).encoded().count
         throw APIError(
-            .badRequest, code: "payload_too_large",
+            .payloadTooLarge,
             message: "The actions take \(actionBytes) bytes and the notification cannot fit APNs' \(limit)-byte limit "
                 + "even with the body shortened away (\(shortest) bytes); send fewer actions or shorter urls, headers and bodies.",
             field: "actions")

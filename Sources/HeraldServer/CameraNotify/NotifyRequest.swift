@@ -19,16 +19,11 @@ struct NotifyRequest {
     /// (Home Assistant's `rest_command` renders missing values that way); unknown fields are ignored.
     init(_ json: JSONObject) throws {
         let fields = FieldReader(json)
-        userID = try fields.optionalString("user_id")
-        if let userID, !Secrets.isHex256(userID) {
-            throw APIError.invalidField("user_id", "user_id must be 64 hexadecimal characters.")
-        }
+        userID = try fields.optionalString("user_id").map { try UserIDRule.validated($0) }
         title = try fields.requiredString("title")
         body = try fields.requiredString("body")
-        notificationID = try fields.optionalString("notification_id")
-        if let notificationID, notificationID.utf8.count > 64 {
-            throw APIError.invalidField(
-                "notification_id", "notification_id must be at most 64 bytes (it is the APNs collapse id); got \(notificationID.utf8.count).")
+        notificationID = try fields.optionalString("notification_id").map {
+            try CollapseIDRule.validated($0, field: "notification_id")
         }
 
         let open = try fields.optionalObject("open")

@@ -3,12 +3,12 @@ import HTTPTypes
 import HeraldCore
 import Hummingbird
 
-/// Every refusal Herald answers with: a stable code, an HTTP status, a human sentence, and where it applies the
-/// JSON path of the offending field. Rendered once, in ``response(from:context:)``; a dialect with its own error
-/// shape (Home Assistant) renders it through its own middleware.
+/// Every refusal Herald answers with: a stable code (``ErrorCode``), an HTTP status, a human sentence, and where it
+/// applies the JSON path of the offending field. Rendered once, in ``response(from:context:)``; a dialect with its own
+/// error shape (Home Assistant) renders it through its own middleware.
 public struct APIError: Error, Sendable, Equatable {
-    /// A stable machine-readable code, e.g. `invalid_field`.
-    public var code: String
+    /// A stable machine-readable code, e.g. ``ErrorCode/invalidField``.
+    public var code: ErrorCode
     public var status: HTTPResponse.Status
     /// A human sentence, never empty.
     public var message: String
@@ -19,13 +19,28 @@ public struct APIError: Error, Sendable, Equatable {
     /// Extra response headers (e.g. `Retry-After`, `WWW-Authenticate`).
     public var headers: HTTPFields
 
+    /// An answer with `code`, its status and, unless `message` is given, its default sentence (a code with no status of
+    /// its own, which only WebSocket results carry, would be a 500).
     public init(
-        _ status: HTTPResponse.Status, code: String, message: String, field: String? = nil, extra: JSONObject = [:],
-        headers: HTTPFields = [:]
+        _ code: ErrorCode, message: String? = nil, field: String? = nil, extra: JSONObject = [:], headers: HTTPFields = [:]
     ) {
-        self.status = status
+        self.init(
+            code, status: code.status ?? .internalServerError, message: message, field: field, extra: extra, headers: headers)
+    }
+
+    /// An error Hummingbird raised with `status`: `not_found`, `method_not_allowed`, `body_too_large`, or
+    /// `http_NNN` for any other status.
+    init(hummingbirdStatus status: HTTPResponse.Status, message: String? = nil, headers: HTTPFields = [:]) {
+        self.init(ErrorCode(hummingbirdStatus: status), status: status, message: message, headers: headers)
+    }
+
+    private init(
+        _ code: ErrorCode, status: HTTPResponse.Status, message: String?, field: String? = nil, extra: JSONObject = [:],
+        headers: HTTPFields
+    ) {
         self.code = code
-        self.message = message
+        self.status = status
+        self.message = message ?? code.defaultMessage ?? "The request failed: \(status.reasonPhrase)."
         self.field = field
         self.extra = extra
         self.headers = headers
@@ -33,38 +48,33 @@ public struct APIError: Error, Sendable, Equatable {
 
     /// 400 for a field that breaks a rule.
     public static func invalidField(_ field: String, _ message: String) -> APIError {
-        APIError(.badRequest, code: "invalid_field", message: message, field: field)
+        APIError(.invalidField, message: message, field: field)
     }
 
     /// 400 for a body that is not a JSON object.
     public static func malformedJSON(_ detail: String) -> APIError {
-        APIError(.badRequest, code: "malformed_json", message: "The request body is not a JSON object: \(detail).", field: "$")
+        APIError(.malformedJSON, message: "The request body is not a JSON object: \(detail).", field: "$")
     }
 
     /// 413 for a body over the configured limit.
     public static func bodyTooLarge(limit: Int) -> APIError {
-        APIError(.contentTooLarge, code: "body_too_large", message: "The request body is larger than \(limit) bytes.")
+        APIError(.bodyTooLarge, message: "The request body is larger than \(limit) bytes.")
     }
 
     /// 404 for an unknown USER_ID.
-    public static let unknownUser = APIError(
-        .notFound, code: "unknown_user", message: "No device is registered under this USER_ID.", field: "user_id")
+    public static let unknownUser = APIError(.unknownUser, field: "user_id")
 
     /// 401 when owner credentials are missing.
     public static let ownerCredentialsRequired = APIError(
-        .unauthorized, code: "credentials_required",
-        message: "This endpoint needs the device owner's credentials as HTTP Basic user_id:device_secret.",
-        headers: [.wwwAuthenticate: #"Basic realm="herald""#])
+        .credentialsRequired, headers: [.wwwAuthenticate: #"Basic realm="herald""#])
 
     /// 403 for a device secret that does not match.
-    public static let wrongDeviceSecret = APIError(
-        .forbidden, code: "wrong_device_secret", message: "The device secret does not match this USER_ID.",
-        field: "device_secret")
+    public static let wrongDeviceSecret = APIError(.wrongDeviceSecret, field: "device_secret")
 
     /// 429 for a client address locked out after too many failed credential checks (``AuthFailureLimiter``).
     public static func tooManyAuthFailures(retryAfter seconds: Int) -> APIError {
         APIError(
-            .tooManyRequests, code: "too_many_auth_failures",
+            .tooManyAuthFailures,
             message: "Too many failed authentication attempts from this address; try again in \(seconds) seconds.",
             headers: [.retryAfter: "\(seconds)"])
     }
@@ -72,40 +82,33 @@ public struct APIError: Error, Sendable, Equatable {
     /// 429 for a client address that registered too many new devices in a short time (``RegistrationLimiter``).
     public static func registrationRateLimited(retryAfter seconds: Int) -> APIError {
         APIError(
-            .tooManyRequests, code: "registration_rate_limited",
-            message: "Too many registrations from this address; try again in \(seconds) seconds.",
+            .registrationRateLimited, message: "Too many registrations from this address; try again in \(seconds) seconds.",
             headers: [.retryAfter: "\(seconds)"])
     }
 
     /// 503 for a new registration beyond `HERALD_MAX_DEVICES`.
-    public static let deviceLimitReached = APIError(
-        .serviceUnavailable, code: "device_limit_reached",
-        message: "This Herald server has as many devices as its operator allows; no new device can register.")
+    public static let deviceLimitReached = APIError(.deviceLimitReached)
 
     /// 401 for a new registration without `X-Herald-Registration-Token` where `HERALD_REGISTRATION_TOKEN` is set.
-    public static let registrationTokenRequired = APIError(
-        .unauthorized, code: "registration_token_required",
-        message: "This server registers new devices only with its registration token in the X-Herald-Registration-Token header.")
+    public static let registrationTokenRequired = APIError(.registrationTokenRequired)
 
     /// 403 for a registration token that is not the server's.
-    public static let wrongRegistrationToken = APIError(
-        .forbidden, code: "wrong_registration_token", message: "The registration token is not this server's.")
+    public static let wrongRegistrationToken = APIError(.wrongRegistrationToken)
 
     /// 404 for a route or resource that does not exist.
-    public static func notFound(_ message: String = "There is nothing at this address.") -> APIError {
-        APIError(.notFound, code: "not_found", message: message)
+    public static func notFound(_ message: String? = nil) -> APIError {
+        APIError(.notFound, message: message)
     }
 
     /// 405 for a method the path does not take; `Allow` lists the ones it does.
     public static func methodNotAllowed(allow: String) -> APIError {
         APIError(
-            .methodNotAllowed, code: "method_not_allowed", message: "This address does not take that method; it takes \(allow).",
-            headers: [.allow: allow])
+            .methodNotAllowed, message: "This address does not take that method; it takes \(allow).", headers: [.allow: allow])
     }
 
     /// 503 when the store does not answer.
     public static func storeUnavailable(_ detail: String) -> APIError {
-        APIError(.serviceUnavailable, code: "store_unavailable", message: "The store is not available; try again shortly.")
+        APIError(.storeUnavailable)
     }
 }
 
@@ -114,7 +117,7 @@ extension APIError: HTTPResponseError {
     public var body: JSONObject {
         var body = extra
         body["error"] = .string(message)
-        body["code"] = .string(code)
+        body["code"] = .string(code.text(status: status))
         if let field { body["field"] = .string(field) }
         return body
     }

@@ -21,31 +21,12 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         case let error as APIError:
             return error
         case let error as HTTPError:
-            return APIError(error.status, code: code(error.status), message: error.body ?? sentence(error.status), headers: error.headers)
+            return APIError(hummingbirdStatus: error.status, message: error.body, headers: error.headers)
         case let error as any HTTPResponseError:
-            return APIError(error.status, code: code(error.status), message: sentence(error.status))
+            return APIError(hummingbirdStatus: error.status)
         default:
             logger.error("Unhandled error", metadata: ["error": "\(String(reflecting: type(of: error)))"])
-            return APIError(
-                .internalServerError, code: "internal_error", message: "Herald hit an internal error; the request was not completed.")
-        }
-    }
-
-    static func code(_ status: HTTPResponse.Status) -> String {
-        switch status {
-        case .notFound: "not_found"
-        case .methodNotAllowed: "method_not_allowed"
-        case .contentTooLarge: "body_too_large"
-        default: "http_\(status.code)"
-        }
-    }
-
-    static func sentence(_ status: HTTPResponse.Status) -> String {
-        switch status {
-        case .notFound: "There is nothing at this address."
-        case .methodNotAllowed: "This address does not take that method."
-        case .contentTooLarge: "The request body is too large."
-        default: "The request failed: \(status.reasonPhrase)."
+            return APIError(.internalError)
         }
     }
 }
@@ -71,7 +52,7 @@ enum ErrorDialect {
             // Home Assistant logs `message` verbatim and appends `errorMessage` to "Internal server error, please try
             // again later:"; it crashes on an empty `message`, which APIError never has.
             var body = error.extra
-            if error.status == .forbidden || error.status == .notFound && error.code == "unknown_user" {
+            if error.status == .forbidden || error.status == .notFound && error.code == .unknownUser {
                 body["errorMessage"] = .string(error.message)
             } else {
                 body["message"] = .string(error.message)

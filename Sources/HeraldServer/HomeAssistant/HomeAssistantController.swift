@@ -40,8 +40,8 @@ struct HomeAssistantController<Context: RemoteAddressRequestContext>: Sendable {
 
     @Sendable func rateLimits(_ request: Request, context: Context) async throws -> Response {
         let body = FieldReader(try await JSONBody.object(of: request, limit: bodyLimit))
-        guard let token = try? body.optionalString("push_token"), Secrets.isHex256(token) else {
-            throw APIError(.forbidden, code: "missing_push_token", message: "You did not send a valid token!", field: "push_token")
+        guard let token = try? body.optionalString("push_token"), UserIDRule.accepts(token) else {
+            throw APIError(.missingPushToken, message: "You did not send a valid token!", field: "push_token")
         }
         let device = try await device(for: token, request, context)
         do {
@@ -58,8 +58,8 @@ struct HomeAssistantController<Context: RemoteAddressRequestContext>: Sendable {
         try await credentials.check(.userID(pushToken), of: request, context: context) {
             do {
                 return try await directory.device(userID: pushToken)
-            } catch let error as APIError where error.code == "unknown_user" {
-                throw APIError(.forbidden, code: "unknown_push_token", message: "No device is registered under this push token; register the app with Herald again.", field: "push_token")
+            } catch let error as APIError where error.code == .unknownUser {
+                throw APIError(.unknownPushToken, field: "push_token")
             }
         }
     }
@@ -74,17 +74,22 @@ struct HomeAssistantController<Context: RemoteAddressRequestContext>: Sendable {
             apiError.extra = ["errorType": "RateLimited", "target": .string(target), "rateLimits": SendAnswers.rateLimits(quota)]
             return apiError
         case .deviceInactive(let reason), .deadTokenDetected(_, let reason):
-            return Self.internalError("InvalidToken", "The device's push token is no longer valid (\(reason)); open the app so that it registers again.")
+            return Self.internalError(
+                .homeAssistantInvalidToken,
+                "The device's push token is no longer valid (\(reason)); open the app so that it registers again.")
         case .payloadTooLarge(let minimum, let limit):
-            return Self.internalError("PayloadTooLarge", "The notification does not fit APNs' \(limit)-byte limit even with the message shortened away (\(minimum) bytes).")
+            return Self.internalError(
+                .homeAssistantPayloadTooLarge,
+                "The notification does not fit APNs' \(limit)-byte limit even with the message shortened away (\(minimum) bytes).")
         case .rejectedByProvider(_, let reason):
-            return Self.internalError("InternalError", "APNs refused the notification: \(reason).")
+            return Self.internalError(.homeAssistantInternalError, "APNs refused the notification: \(reason).")
         case .storeUnavailable:
-            return Self.internalError("InternalError", "Herald's store is not available; try again shortly.")
+            return Self.internalError(.homeAssistantInternalError, "Herald's store is not available; try again shortly.")
         }
     }
 
-    private static func internalError(_ type: String, _ message: String) -> APIError {
-        APIError(.internalServerError, code: type, message: message, extra: ["errorType": .string(type)])
+    /// A 500 whose `errorType` is its code.
+    private static func internalError(_ type: ErrorCode, _ message: String) -> APIError {
+        APIError(type, message: message, extra: ["errorType": .string(type.rawValue)])
     }
 }

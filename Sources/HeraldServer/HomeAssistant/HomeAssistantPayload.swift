@@ -77,10 +77,7 @@ enum HomeAssistantPayload {
             guard case .object(let sound)? = aps["sound"] else { return false }
             return (sound["critical"]?.doubleValue ?? 0) != 0 && (sound["volume"]?.doubleValue ?? 0) > 0
         }()
-        let tag = try data.optionalString("tag")
-        if let tag, tag.utf8.count > 64 {
-            throw invalid("data.tag", "data.tag must be at most 64 bytes (it is the APNs collapse id).")
-        }
+        let tag = try data.optionalString("tag").map { try CollapseIDRule.validated($0, field: "data.tag") }
         return NotificationDraft(
             pushType: .alert, priority: 10, collapseID: tag, payload: payload,
             isExemptFromQuota: isCritical)
@@ -150,8 +147,8 @@ enum HomeAssistantPayload {
                 guard let type = PushType(rawValue: text) else { throw invalid(path, "\(path) must be alert or background.") }
                 draft.pushType = type
             case "apns-collapse-id":
-                guard text.utf8.count <= 64 else { throw invalid(path, "\(path) must be at most 64 bytes.") }
-                draft.collapseID = text.isEmpty ? nil : text
+                let collapseID = try CollapseIDRule.validated(text, field: path)
+                draft.collapseID = collapseID.isEmpty ? nil : collapseID
             default:  // apns-expiration
                 guard let seconds = Int(text), seconds >= 0 else { throw invalid(path, "\(path) must be UNIX seconds (0 = one minute from now).") }
                 draft.expiresAt = seconds == 0 ? now.addingTimeInterval(60) : Date(timeIntervalSince1970: TimeInterval(seconds))

@@ -16,10 +16,10 @@ struct HomeAssistantRequest {
     init(_ json: JSONObject) throws {
         let fields = FieldReader(json)
         guard let token = try? fields.optionalString("push_token") else {
-            throw APIError(.forbidden, code: "missing_push_token", message: "You did not send a token!", field: "push_token")
+            throw APIError(.missingPushToken, field: "push_token")
         }
-        guard Secrets.isHex256(token) else {
-            throw APIError(.forbidden, code: "invalid_push_token", message: "That is not a valid Herald push token (a 64-hex USER_ID).", field: "push_token")
+        guard UserIDRule.accepts(token) else {
+            throw APIError(.invalidPushToken, field: "push_token")
         }
         pushToken = token
         message = try fields.requiredString("message")

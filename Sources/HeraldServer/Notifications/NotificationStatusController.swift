@@ -21,7 +21,7 @@ struct NotificationStatusController<Context: RemoteAddressRequestContext>: Senda
         let device: Device
         if let bearer = Credentials.bearer(request), APITokenManager.isWellFormed(bearer) {
             device = try await authenticated(.apiToken(bearer), request, context, notFound) { try await tokens.authenticate(bearer: bearer).device }
-        } else if let userID = Credentials.bearer(request), Secrets.isHex256(userID) {
+        } else if let userID = Credentials.bearer(request), UserIDRule.accepts(userID) {
             device = try await authenticated(.userID(userID), request, context, notFound) { try await directory.device(userID: userID) }
         } else if let basic = CredentialFingerprint.basic(of: request) {
             device = try await authenticated(basic, request, context, notFound) { try await directory.owner(of: request) }

@@ -63,23 +63,23 @@ enum SendAnswers {
             var extra: JSONObject = ["reason": .string(reason)]
             if case .deadTokenDetected(let id, _) = error { extra["id"] = .string(id.uuidString.lowercased()) }
             return APIError(
-                .gone, code: "device_must_reregister",
+                .deviceMustReregister,
                 message: "The device's push token is no longer valid (\(reason)); the app must register again.", extra: extra)
         case .quotaExceeded(let quota):
             var headers = Self.headers(quota, now: now)
             headers[.retryAfter] = "\(secondsUntilReset(quota, now: now))"
             return APIError(
-                .tooManyRequests, code: "rate_limited",
+                .rateLimited,
                 message: "This USER_ID has used its \(quota.maximum) notifications for today; the limit resets at \(quota.resetsAt.iso8601WithMilliseconds).",
                 extra: ["rateLimits": rateLimits(quota)], headers: headers)
         case .payloadTooLarge(let minimum, let limit):
             return APIError(
-                .badRequest, code: "payload_too_large",
+                .payloadTooLarge,
                 message: "The notification does not fit APNs' \(limit)-byte limit even with the body shortened away (\(minimum) bytes).",
                 field: "$")
         case .rejectedByProvider(let id, let reason):
             return APIError(
-                .badGateway, code: "rejected_by_provider", message: "The push service refused the notification: \(reason).",
+                .rejectedByProvider, message: "The push service refused the notification: \(reason).",
                 extra: ["id": .string(id.uuidString.lowercased()), "reason": .string(reason)])
         case .storeUnavailable(let detail):
             return APIError.storeUnavailable(detail)

@@ -27,9 +27,7 @@ struct RegisterRequest {
         case (_?, nil): throw APIError.invalidField("device_secret", "device_secret is required with user_id.")
         case (nil, _?): throw APIError.invalidField("user_id", "user_id is required with device_secret.")
         }
-        if let owner, !Secrets.isHex256(owner.userID) {
-            throw APIError.invalidField("user_id", "user_id must be 64 hexadecimal characters.")
-        }
+        if let owner { _ = try UserIDRule.validated(owner.userID) }
     }
 
     /// The length of an APNs device token in hex digits: 64 today; Apple says not to assume a size, so up to 200.

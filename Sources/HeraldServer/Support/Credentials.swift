@@ -28,10 +28,7 @@ struct DeviceDirectory: Sendable {
 
     /// The device of a USER_ID given by a sender; 404 when there is none.
     func device(userID: String) async throws -> Device {
-        guard Secrets.isHex256(userID) else {
-            throw APIError.invalidField("user_id", "user_id must be 64 hexadecimal characters.")
-        }
-        guard let device = try await lookUp(userID) else { throw APIError.unknownUser }
+        guard let device = try await lookUp(try UserIDRule.validated(userID)) else { throw APIError.unknownUser }
         return device
     }
 

@@ -29,100 +29,52 @@ struct WebSocketController<Context: RemoteAddressRequestContext & WebSocketReque
             try await session(inbound: inbound, outbound: outbound, client: client, logger: context.logger)
         }
         router.get(Self.path) { _, _ -> Response in
-            throw APIError(
-                .upgradeRequired, code: "upgrade_required",
-                message: "This address is a WebSocket channel: open it with a WebSocket upgrade (Upgrade: websocket).",
-                headers: [.upgrade: "websocket", .connection: "Upgrade"])
+            throw APIError(.upgradeRequired, headers: [.upgrade: "websocket", .connection: "Upgrade"])
         }
     }
+
+    /// The subscription of a socket: the hub's id for it and the device whose events it receives.
+    private typealias Subscription = (id: UUID, deviceID: Device.ID)
 
     /// Errors are rethrown: WSCore closes the socket with the status they carry (1007 for a text message that is not
     /// UTF-8, 1009 for one too large).
     private func session(
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, client: String, logger: Logger
     ) async throws {
-        var subscription: (id: UUID, deviceID: Device.ID)?
+        var subscription: Subscription?
         // One task per socket: this one, reading. Events are written by the hub's send queue, whose writer runs only
         // while events wait (an idle subscribed socket costs no task of its own).
         defer {
             if let subscription { hub.unsubscribe(subscription.id, deviceID: subscription.deviceID) }
         }
         do {
-            var messages = inbound.messages(maxSize: Self.maximumMessageSize).makeAsyncIterator()
-            while let message = try await messages.next() {
-                guard case .text(let text) = message,
-                    let object = try? JSONValue.decode(Data(text.utf8)).objectValue
-                else {
-                    try await send(Self.error(id: nil, code: "invalid_format", "Messages must be JSON objects."), on: outbound)
+            var frames = inbound.messages(maxSize: Self.maximumMessageSize).makeAsyncIterator()
+            while let frame = try await frames.next() {
+                let message: WebSocketClientMessage
+                do throws(WebSocketErrorResult) {
+                    message = try WebSocketClientMessage(frame, isSubscribed: subscription != nil)
+                } catch {
+                    try await send(error.json, on: outbound)
                     continue
                 }
-                let id = object["id"].flatMap { if case .int(let id) = $0 { id } else { nil } }
-                switch object["type"]?.stringValue {
-                case "push_notification_channel", "mobile_app/push_notification_channel":
-                    guard let id else {
-                        try await send(Self.error(id: nil, code: "invalid_format", "id must be a whole number."), on: outbound)
-                        continue
+                switch message {
+                case .subscribe(let id, let userID, let secret, let supportsConfirm):
+                    switch try await subscribe(
+                        id: id, userID: userID, secret: secret, supportsConfirm: supportsConfirm, replacing: subscription,
+                        client: client, outbound: outbound, logger: logger)
+                    {
+                    case .subscribed(let subscribed): subscription = subscribed
+                    case .refused: continue
+                    case .closed: return
                     }
-                    let fields = FieldReader(object)
-                    guard let userID = try? fields.requiredNonEmptyString("user_id"),
-                        let secret = try? fields.requiredNonEmptyString("device_secret")
-                    else {
-                        try await send(
-                            Self.error(id: id, code: "invalid_format", "user_id and device_secret are required."), on: outbound)
-                        continue
-                    }
-                    let device: Device
-                    do {
-                        device = try await credentials.limiter.guarding(client, credential: .owner(userID: userID, secret: secret)) {
-                            try await directory.owner(userID: userID, secret: secret)
-                        }
-                    } catch let error as APIError {
-                        try await send(Self.error(id: id, code: error.code, error.message), on: outbound)
-                        if error.code == "wrong_device_secret" {
-                            try await outbound.close(.policyViolation, reason: "wrong device secret")
-                            return
-                        }
-                        continue
-                    }
-                    if let previous = subscription { hub.unsubscribe(previous.id, deviceID: previous.deviceID) }
-                    let supportsConfirm = (try? fields.optionalBool("support_confirm")) == true
-                    // The result goes out before any event: the subscription starts after it is written.
-                    try await send(["id": .int(id), "type": "result", "success": true], on: outbound)
-                    guard
-                        let subscribed = hub.subscribe(
-                            deviceID: device.id, messageID: id, supportsConfirm: supportsConfirm,
-                            write: { event in try await outbound.write(.text(event)) },
-                            close: { try? await outbound.close(.goingAway, reason: "Herald is shutting down") })
-                    else {
-                        try await outbound.close(.goingAway, reason: "Herald is shutting down")
-                        return
-                    }
-                    subscription = (subscribed, device.id)
-                    logger.info(
-                        "WebSocket client subscribed", metadata: ["device": "\(device.id)", "confirm": "\(supportsConfirm)"])
-                    await worker.deliverPending(of: device.id)
-                case "push_notification_confirm", "mobile_app/push_notification_confirm":
-                    guard let subscription else {
-                        try await send(
-                            Self.error(id: id, code: "not_subscribed", "Subscribe with push_notification_channel first."),
-                            on: outbound)
-                        continue
-                    }
-                    guard let confirmID = object["confirm_id"]?.stringValue else {
-                        try await send(Self.error(id: id, code: "invalid_format", "confirm_id is required."), on: outbound)
-                        continue
-                    }
-                    if hub.confirm(confirmID, deviceID: subscription.deviceID) {
-                        try await send(["id": id.map(JSONValue.int) ?? .null, "type": "result", "success": true], on: outbound)
-                    } else {
-                        try await send(
-                            Self.error(id: id, code: "not_found", "No notification waits for this confirm_id."), on: outbound)
-                    }
-                default:
-                    try await send(
-                        Self.error(
-                            id: id, code: "unknown_command",
-                            "Unknown type; use push_notification_channel or push_notification_confirm."), on: outbound)
+                case .confirm(let id, let confirmID):
+                    // The message type refuses a confirmation on a socket without a subscription.
+                    guard let subscription else { continue }
+                    let answer =
+                        hub.confirm(confirmID, deviceID: subscription.deviceID)
+                        ? Self.success(id: id)
+                        : WebSocketErrorResult(id: id, .notFound, "No notification waits for this confirm_id.").json
+                    try await send(answer, on: outbound)
                 }
             }
         } catch {
@@ -131,15 +83,54 @@ struct WebSocketController<Context: RemoteAddressRequestContext & WebSocketReque
         }
     }
 
+    private enum SubscribeOutcome {
+        case subscribed(Subscription)
+        /// The credentials were refused; the refusal was answered and the socket keeps what it had.
+        case refused
+        /// The socket was closed: for a wrong device secret (policy violation), or because Herald is shutting down.
+        case closed
+    }
+
+    /// Checks a subscription's credentials (a failure counts towards the client's throttle) and subscribes the socket
+    /// to the device's events in place of `previous`.
+    private func subscribe(
+        id: Int, userID: String, secret: String, supportsConfirm: Bool, replacing previous: Subscription?, client: String,
+        outbound: WebSocketOutboundWriter, logger: Logger
+    ) async throws -> SubscribeOutcome {
+        let device: Device
+        do {
+            device = try await credentials.limiter.guarding(client, credential: .owner(userID: userID, secret: secret)) {
+                try await directory.owner(userID: userID, secret: secret)
+            }
+        } catch let error as APIError {
+            try await send(WebSocketErrorResult(id: id, error).json, on: outbound)
+            guard error.code == .wrongDeviceSecret else { return .refused }
+            try await outbound.close(.policyViolation, reason: "wrong device secret")
+            return .closed
+        }
+        if let previous { hub.unsubscribe(previous.id, deviceID: previous.deviceID) }
+        // The result goes out before any event: the subscription starts after it is written.
+        try await send(Self.success(id: id), on: outbound)
+        guard
+            let subscribed = hub.subscribe(
+                deviceID: device.id, messageID: id, supportsConfirm: supportsConfirm,
+                write: { event in try await outbound.write(.text(event)) },
+                close: { try? await outbound.close(.goingAway, reason: "Herald is shutting down") })
+        else {
+            try await outbound.close(.goingAway, reason: "Herald is shutting down")
+            return .closed
+        }
+        logger.info("WebSocket client subscribed", metadata: ["device": "\(device.id)", "confirm": "\(supportsConfirm)"])
+        await worker.deliverPending(of: device.id)
+        return .subscribed((subscribed, device.id))
+    }
+
     private func send(_ message: JSONValue, on outbound: WebSocketOutboundWriter) async throws {
         try await outbound.write(.text(String(decoding: try message.encoded(), as: UTF8.self)))
     }
 
-    /// `{"id", "type": "result", "success": false, "error": {"code", "message"}}`, as Home Assistant's WebSocket API answers.
-    static func error(id: Int?, code: String, _ message: String) -> JSONValue {
-        [
-            "id": id.map(JSONValue.int) ?? .null, "type": "result", "success": false,
-            "error": ["code": .string(code), "message": .string(message)],
-        ]
+    /// `{"id", "type": "result", "success": true}`.
+    private static func success(id: Int?) -> JSONValue {
+        ["id": id.map(JSONValue.int) ?? .null, "type": "result", "success": true]
     }
 }
