@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import HeraldCore
 import NIOCore
 
@@ -72,10 +73,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             rearm(context)
         } else {
             refuse(
-                context, CannedAnswer.make(
-                    status: "503 Service Unavailable", code: "too_many_connections",
-                    message: "Herald has as many open connections as it accepts; try again shortly.",
-                    extraHeaders: "Retry-After: 1\r\n"))
+                context, CannedAnswer.make(.tooManyConnections, extraHeaders: "Retry-After: 1\r\n"))
         }
         context.fireChannelActive()
     }
@@ -294,7 +292,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             if isResponding {
                 context.close(promise: nil)
             } else {
-                refuse(context, CannedAnswer.make(status: "408 Request Timeout", code: "request_timeout", message: message))
+                refuse(context, CannedAnswer.make(.requestTimeout, message: message))
             }
         }
     }
@@ -303,11 +301,14 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 /// A complete HTTP/1.1 answer with Herald's JSON error body, written as raw bytes when the connection is about to
 /// close and no response is in progress.
 enum CannedAnswer {
-    static func make(status: String, code: String, message: String, extraHeaders: String = "") -> ByteBuffer {
-        let body = (try? JSONValue.object(["error": .string(message), "code": .string(code)]).encoded()) ?? Data()
+    /// `code`'s status, with `message` (or the code's own sentence) in the JSON error body and `Connection: close`.
+    static func make(_ code: ErrorCode, message: String? = nil, extraHeaders: String = "") -> ByteBuffer {
+        let status = code.status ?? .badRequest
+        let text = message ?? code.defaultMessage ?? status.reasonPhrase
+        let body = (try? JSONValue.object(["error": .string(text), "code": .string(code.rawValue)]).encoded()) ?? Data()
         let head =
-            "HTTP/1.1 \(status)\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: \(body.count)\r\n"
-            + "Connection: close\r\n\(extraHeaders)\r\n"
+            "HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\nContent-Type: application/json; charset=utf-8\r\n"
+            + "Content-Length: \(body.count)\r\nConnection: close\r\n\(extraHeaders)\r\n"
         var answer = ByteBuffer(string: head)
         answer.writeBytes(body)
         return answer

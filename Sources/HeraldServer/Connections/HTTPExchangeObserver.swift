@@ -43,7 +43,7 @@ final class HTTPExchangeObserver: ChannelDuplexHandler, RemovableChannelHandler 
         sawParserError = true
         connection.refuseAfterCurrentResponse(
             CannedAnswer.make(
-                status: "400 Bad Request", code: "malformed_http",
+                .malformedHTTP,
                 message: "The request is not valid HTTP/1.1 (\(parserError.debugDescription)); the connection is closed."))
     }
 
