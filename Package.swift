@@ -82,7 +82,8 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Yams", package: "Yams"),
             ],
-            resources: [.copy("Resources/openapi.yaml")],
+            // Embedded in the binary (`PackageResources.openapi_yaml`): `herald` runs with nothing beside it.
+            resources: [.embedInCode("Resources/openapi.yaml")],
             swiftSettings: swiftSettings
         ),
         // Test support shared by tests and benchmarks: the APNs double, test keys, a test clock.

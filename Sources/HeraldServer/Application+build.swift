@@ -103,12 +103,11 @@ func buildRouters(
             JSONResponse.make(status: .serviceUnavailable, body: ["status": "store cannot write", "reason": .string(reason)])
         }
     }
-    let openAPIDocument = Bundle.module.url(forResource: "openapi", withExtension: "yaml").flatMap { try? Data(contentsOf: $0) }
+    let document = ByteBuffer(bytes: PackageResources.openapi_yaml)  // compiled into the binary
     router.get("openapi.yaml") { _, _ in
-        guard let document = openAPIDocument else { throw APIError.notFound("The OpenAPI document is not installed.") }
-        return Response(
+        Response(
             status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"],
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: document)))
+            body: ResponseBody(byteBuffer: document))
     }
     let directory = DeviceDirectory(store: store)
     let credentials = CredentialGuard(limiter: AuthFailureLimiter(clock: clock), addresses: addresses)

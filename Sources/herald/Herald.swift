@@ -1,4 +1,5 @@
 import ArgumentParser
+import HeraldCore
 
 /// The `herald` command.
 @main
@@ -6,6 +7,7 @@ struct Herald: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "herald",
         abstract: "A self-hosted push-notification gateway for APNs.",
+        version: HeraldVersion.current,
         subcommands: [Serve.self, Register.self, Send.self, Listen.self, APNs.self, Limits.self, Token.self]
     )
 }

@@ -16,9 +16,14 @@ final class HeraldProcess: Sendable {
         var value: String { text.withLock { $0 } }
     }
 
-    init(_ arguments: [String] = ["serve"], environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+    /// Starts `executable` (the built `herald` by default) in `directory` (the test's own by default).
+    init(
+        _ arguments: [String] = ["serve"], environment: [String: String] = ProcessInfo.processInfo.environment,
+        executable: URL? = nil, directory: URL? = nil
+    ) throws {
         let process = Process()
-        process.executableURL = try Self.binary()
+        process.executableURL = try executable ?? Self.binary()
+        process.currentDirectoryURL = directory
         process.arguments = arguments
         process.environment = environment
         let pipe = Pipe()

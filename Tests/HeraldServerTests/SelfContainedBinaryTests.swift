@@ -1,0 +1,37 @@
+import Foundation
+import HeraldCore
+import Testing
+
+/// Issue 13, item 1: the `herald` binary runs with nothing beside it (its OpenAPI document is compiled in, there is
+/// no resource bundle to look for).
+@Suite("Self-contained binary")
+struct SelfContainedBinaryTests {
+    @Test("herald copied alone into an empty folder serves /openapi.yaml from there, and says its version")
+    func theBinaryRunsFromAnEmptyFolder() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-alone-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let copy = folder.appendingPathComponent("herald")
+        try FileManager.default.copyItem(at: try HeraldProcess.binary(), to: copy)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["herald"])
+
+        let version = try HeraldProcess(["--version"], executable: copy, directory: folder)
+        #expect(await version.waitForExit() == 0)
+        #expect(await version.waitForOutput(containing: HeraldVersion.current, within: 5))
+
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
+        environment["HERALD_HOST"] = "127.0.0.1"
+        environment["HERALD_PORT"] = "0"  // and the default store: ./herald.sqlite in the folder
+        let herald = try HeraldProcess(["serve"], environment: environment, executable: copy, directory: folder)
+        let port = try await herald.port()
+        let connection = try RawConnection(port: port)
+        connection.send("GET /openapi.yaml HTTP/1.1\r\nHost: herald\r\nConnection: close\r\n\r\n")
+        let answer = try #require(RawAnswer.all(in: await connection.readUntilClosed().bytes).first)
+        #expect(answer.status == 200)
+        #expect(answer.headers["content-type"]?.hasPrefix("application/yaml") == true)
+        #expect(answer.body.hasPrefix("openapi: 3.1.0"))
+        herald.kill(SIGTERM)
+        #expect(await herald.waitForExit() == 0)
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("herald.sqlite").path))
+    }
+}
