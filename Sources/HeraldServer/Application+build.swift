@@ -63,7 +63,7 @@ public func buildApplication(
         store: store, pipeline: pipeline, worker: worker, hub: hub, clock: clock, bodyLimit: configuration.maximumBodyBytes,
         registration: .init(configuration), addresses: try ClientAddressResolver(configuration))
     return Application(
-        router: MethodCheckingRouter(router: router),
+        router: AccessLog(MethodCheckingRouter(router: router), logsRequests: configuration.accessLog),
         server: guardedServer(webSocketRouter: webSocketRouter, configuration: configuration),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Herald"),
         services: closers + [worker, hub],

@@ -12,8 +12,11 @@ struct Serve: AsyncParsableCommand {
     var config: String?
 
     func run() async throws {
-        LoggingSystem.bootstrap(StreamLogHandler.standardOutput)
         let configuration = try loadConfiguration(file: config)
+        switch configuration.logFormat {
+        case .text: LoggingSystem.bootstrap(StreamLogHandler.standardOutput)
+        case .json: LoggingSystem.bootstrap { label in JSONLogHandler(label: label) }
+        }
         let app: any ApplicationProtocol
         do {
             app = try await buildApplication(configuration)

@@ -64,25 +64,3 @@ struct StoreFailureTests {
         }
     }
 }
-
-/// Keeps every message logged, for tests that check what was logged.
-struct RecordingLogHandler: LogHandler {
-    final class Records: Sendable {
-        private let stored = Mutex<[String]>([])
-        func append(_ message: String) { stored.withLock { $0.append(message) } }
-        var messages: [String] { stored.withLock { $0 } }
-    }
-
-    let records: Records
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        records.append(event.message.description)
-    }
-}

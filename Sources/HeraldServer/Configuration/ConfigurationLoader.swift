@@ -61,6 +61,13 @@ public enum ConfigurationLoader {
             }
             configuration.logLevel = parsed
         }
+        if let format = reader.string("HERALD_LOG_FORMAT") {
+            guard let parsed = LogFormat(rawValue: format.lowercased()) else {
+                throw ConfigurationError("HERALD_LOG_FORMAT: \"\(format)\" is not one of text, json")
+            }
+            configuration.logFormat = parsed
+        }
+        configuration.accessLog = try reader.boolean("HERALD_ACCESS_LOG") ?? configuration.accessLog
         configuration.maximumBodyBytes =
             try reader.integer("HERALD_MAX_BODY_BYTES", in: 4_096...16_777_216) ?? configuration.maximumBodyBytes
         if let ttl = try reader.integer("HERALD_NOTIFICATION_TTL", in: 1...2_592_000) {
@@ -178,6 +185,15 @@ public enum ConfigurationLoader {
             unread.remove(name)
             guard let value = values[name]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
             return value
+        }
+
+        mutating func boolean(_ name: String) throws -> Bool? {
+            guard let text = string(name) else { return nil }
+            switch text.lowercased() {
+            case "true", "on", "yes", "1": return true
+            case "false", "off", "no", "0": return false
+            default: throw ConfigurationError("\(name): \"\(text)\" is not one of on, off (or true, false)")
+            }
         }
 
         mutating func integer(_ name: String, in range: ClosedRange<Int>) throws -> Int? {

@@ -15,6 +15,10 @@ public struct HeraldConfiguration: Sendable {
     /// Notifications per USER_ID per UTC day.
     public var dailyLimit = 150
     public var logLevel: Logger.Level = .info
+    /// `text` (swift-log's standard lines) or `json` (one object per line).
+    public var logFormat = LogFormat.text
+    /// One info line per request (method, route, status, duration); `X-Request-ID` is answered either way.
+    public var accessLog = true
     /// Request bodies larger than this are refused with 413.
     public var maximumBodyBytes = 65_536
     /// How long an accepted notification is tried before it expires (seconds).
@@ -50,4 +54,10 @@ public struct HeraldConfiguration: Sendable {
     public var registrationToken: String?
 
     public init() {}
+}
+
+/// How `herald serve` writes its logs.
+public enum LogFormat: String, Sendable, CaseIterable {
+    case text
+    case json
 }
