@@ -259,7 +259,10 @@ final class Bench: Sendable {
 
     /// Starts `herald serve` (the release binary) on a SQLite file, pointed at the APNs double.
     func startHerald(_ name: String, database: String, environment extra: [String: String] = [:]) throws -> ChildProcess {
-        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
+        // Herald's own options are the benchmark's to set; only the log options pass through (to compare, e.g.,
+        // HERALD_ACCESS_LOG=off with the default).
+        let passedThrough: Set<String> = ["HERALD_ACCESS_LOG", "HERALD_LOG_FORMAT"]
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") || passedThrough.contains($0.key) }
         environment.merge(
             [
                 "HERALD_HOST": "127.0.0.1", "HERALD_PORT": "0", "HERALD_LOG_LEVEL": "info",
