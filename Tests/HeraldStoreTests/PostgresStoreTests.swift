@@ -1,0 +1,109 @@
+import Foundation
+import HeraldCore
+@testable import HeraldStore
+import HeraldTesting
+import PostgresNIO
+import Testing
+
+private let start = Date(timeIntervalSince1970: 1_763_769_600)
+
+@Suite("PostgreSQL store")
+struct PostgresStoreTests {
+    /// Says loudly when the PostgreSQL store was not tested; fails where it must be (CI sets HERALD_REQUIRE_POSTGRES=1).
+    @Test func theStoreContractRanAgainstPostgreSQL() {
+        guard PostgresTestDatabase.url == nil else { return }
+        if PostgresTestDatabase.isRequired {
+            Issue.record("PostgreSQL is required (HERALD_REQUIRE_POSTGRES=1) but HERALD_TEST_POSTGRES_URL is not set")
+        } else {
+            print("⚠️  PostgreSQL store tests DID NOT RUN: set HERALD_TEST_POSTGRES_URL (postgres://user@127.0.0.1:55432/postgres)")
+        }
+    }
+
+    @Test(.enabled(if: PostgresTestDatabase.url != nil))
+    func instancesStartingTogetherMigrateOnceUnderTheAdvisoryLock() async throws {
+        let configuration = try await PostgresTestDatabase.freshSchema()
+        let stores = try await withThrowingTaskGroup(of: PostgresStore.self) { group in
+            for _ in 0..<3 { group.addTask { try await PostgresStore(configuration: configuration) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        for store in stores {
+            #expect(try await store.schemaVersion() == PostgresMigrations.latestVersion)
+        }
+        let migrations = try await stores[0].read("SELECT count(*) FROM schema_version").first?.decode(Int.self)
+        #expect(migrations == PostgresMigrations.all.count)
+        for store in stores { try await store.close() }
+    }
+
+    @Test(.enabled(if: PostgresTestDatabase.url != nil))
+    func keepsEverythingAcrossReopening() async throws {
+        let configuration = try await PostgresTestDatabase.freshSchema()
+        let store = try await PostgresStore(configuration: configuration)
+        let device = Fixtures.device().device
+        try await store.insertDevice(device)
+        let notification = Fixtures.notification(for: device)
+        let day = UTCDay(containing: start).description
+        _ = try await store.accept(notification, quota: QuotaRequest(day: day, maximum: 5))
+        try await store.close()
+
+        let reopened = try await PostgresStore(configuration: configuration)
+        #expect(try await reopened.device(id: device.id) == device)
+        #expect(try await reopened.notification(id: notification.id) == notification)
+        #expect(try await reopened.quotaCounters(deviceID: device.id, day: day).successful == 1)
+        #expect(await reopened.readiness() == .ready)
+        try await reopened.close()
+    }
+
+    @Test(.enabled(if: PostgresTestDatabase.url != nil))
+    func refusesASchemaNewerThanItKnows() async throws {
+        let configuration = try await PostgresTestDatabase.freshSchema()
+        let store = try await PostgresStore(configuration: configuration)
+        try await store.write("INSERT INTO schema_version (version, description) VALUES (999, 'from the future')")
+        try await store.close()
+        await #expect(throws: StoreError.schemaTooNew(found: 999, known: PostgresMigrations.latestVersion)) {
+            _ = try await PostgresStore(configuration: configuration)
+        }
+    }
+}
+
+@Suite("PostgreSQL URLs")
+struct PostgresURLTests {
+    @Test func readsEveryPartPercentDecoded() throws {
+        let url = try PostgresURL("postgresql://her%40ld:p%3Ass%2Fword@db.example.com:6543/push%20db?sslmode=verify-full")
+        #expect(url.username == "her@ld")
+        #expect(url.password == "p:ss/word")
+        #expect(url.host == "db.example.com")
+        #expect(url.port == 6543)
+        #expect(url.database == "push db")
+        #expect(url.sslMode == .verifyFull)
+    }
+
+    @Test func defaultsToPort5432TheUsersDatabaseAndNoTLS() throws {
+        let url = try PostgresURL("postgres://herald@127.0.0.1")
+        #expect(url.port == 5432)
+        #expect(url.password == nil)
+        #expect(url.database == nil)
+        #expect(url.sslMode == .prefer)
+        #expect(try PostgresURL("postgres://herald@127.0.0.1/?sslmode=require").sslMode == .require)
+        #expect(try PostgresURL("postgres://herald@127.0.0.1/herald?sslmode=disable").sslMode == .disable)
+    }
+
+    @Test(arguments: [
+        "postgres://:secret@localhost/herald",  // no user
+        "postgres://herald:secret@/herald",  // no host
+        "postgres://herald:secret@localhost/herald?sslmode=sometimes",
+        "postgres://herald:secret@localhost/herald?timeout=5",
+        "postgres://herald:secret@localhost/a/b",
+    ])
+    func refusesWhatItCannotUseWithoutRepeatingThePassword(_ text: String) async throws {
+        let error = try #require(throws: StoreError.self) { try PostgresURL(text) }
+        guard case .invalidURL = error else { Issue.record("\(error)"); return }
+        #expect(!error.description.contains("secret"))
+        await #expect(throws: StoreError.self) { _ = try await StoreFactory.open(text) }
+    }
+
+    @Test func messagesShowTheURLWithoutItsPassword() {
+        #expect(StoreFactory.displayed("postgres://herald:secret@db:5432/herald") == "postgres://herald:***@db:5432/herald")
+        #expect(StoreFactory.displayed("postgres://herald@db/herald") == "postgres://herald@db/herald")
+        #expect(StoreFactory.displayed("sqlite:/var/lib/herald/herald.sqlite") == "sqlite:/var/lib/herald/herald.sqlite")
+    }
+}
