@@ -65,6 +65,18 @@ struct PostgresStoreTests {
     }
 }
 
+@Suite("PostgreSQL store: no database")
+struct PostgresUnreachableTests {
+    @Test func aDatabaseThatCannotBeReachedIsAClearErrorWithoutThePassword() async throws {
+        let configuration = try PostgresURL("postgres://herald:secret@127.0.0.1:1/herald").clientConfiguration
+        let error = try await #require(throws: StoreError.self) {
+            _ = try await PostgresStore(configuration: configuration, startupTimeout: .milliseconds(500))
+        }
+        #expect(error.description.contains("127.0.0.1:1"))
+        #expect(!error.description.contains("secret"))
+    }
+}
+
 @Suite("PostgreSQL URLs")
 struct PostgresURLTests {
     @Test func readsEveryPartPercentDecoded() throws {

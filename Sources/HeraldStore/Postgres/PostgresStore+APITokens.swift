@@ -6,26 +6,25 @@ extension PostgresStore {
     /// Locks the device's row first (`FOR NO KEY UPDATE`, which notifications being stored for it do not wait for):
     /// concurrent inserts for one device, from any instance, queue there, so the name and count checks hold.
     public func insertAPIToken(_ token: APIToken, maximumActive: Int) async throws -> APITokenInsertOutcome {
-        try await transaction { connection in
-            let device = try await connection.query("SELECT 1 FROM device WHERE id = \(token.deviceID) FOR NO KEY UPDATE", logger: logger)
-            guard try await device.collect().isEmpty == false else { throw StoreError.notFound("device") }
+        try await transaction { [self] connection in
+            let device = try await execute("SELECT 1 FROM device WHERE id = \(token.deviceID) FOR NO KEY UPDATE", on: connection)
+            guard !device.isEmpty else { throw StoreError.notFound("device") }
             if !token.isRevoked {
-                let active = try await connection.query(
+                let active = try await execute(
                     """
                     SELECT count(*), count(*) FILTER (WHERE name = \(token.name)) FROM api_token
                     WHERE device_id = \(token.deviceID) AND revoked_at IS NULL
-                    """, logger: logger
-                ).collect()
+                    """, on: connection)
                 let (count, named) = try active.first?.decode((Int, Int).self) ?? (0, 0)
                 if named > 0 { return .nameTaken }
                 if count >= maximumActive { return .limitReached }
             }
-            try await connection.query(
+            try await execute(
                 """
                 INSERT INTO api_token (id, device_id, name, token_hash, created_at, last_used_at, revoked_at)
                 VALUES (\(token.id), \(token.deviceID), \(token.name), \(token.tokenHash), \(token.createdAt.timeIntervalSince1970),
                     \(token.lastUsedAt?.timeIntervalSince1970), \(token.revokedAt?.timeIntervalSince1970))
-                """, logger: logger)
+                """, on: connection)
             return .inserted
         }
     }

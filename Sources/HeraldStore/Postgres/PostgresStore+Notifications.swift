@@ -6,7 +6,7 @@ extension PostgresStore {
     public func commit(_ batch: WriteBatch) async throws -> [AcceptDecision] {
         let (decisions, deactivated): ([AcceptDecision], [Device.ID])
         do {
-            (decisions, deactivated) = try await transaction { connection in
+            (decisions, deactivated) = try await transaction { [self] connection in
                 var decisions: [AcceptDecision] = []
                 for request in batch.accepts { decisions.append(try await accept(request, connection)) }
                 var deactivated: [Device.ID] = []
@@ -87,12 +87,6 @@ extension PostgresStore {
         let deactivation = Self.deactivation(
             token: token, usedFor: notification.deviceID, reason: notification.lastError ?? "dead token", at: notification.updatedAt)
         return try await execute(deactivation, on: connection).map { try $0.decode(UUID.self) }
-    }
-
-    /// Runs one statement of a transaction and returns its rows.
-    @discardableResult
-    private func execute(_ query: PostgresQuery, on connection: PostgresConnection) async throws -> [PostgresRow] {
-        try await connection.query(query, logger: logger).collect()
     }
 
     /// The sub-select locks the rows it claims and skips those another claim is locking: concurrent claims (from any

@@ -33,8 +33,12 @@ public final class PostgresStore: HeraldStore {
     }
 
     /// Connects with a client configuration of one's own (tests set a `search_path` in it) and brings the schema up to
-    /// date. Throws ``StoreError/unavailable(_:)`` when the database cannot be reached.
-    public init(configuration: PostgresClient.Configuration, logger: Logger = Logger(label: "herald.store")) async throws {
+    /// date. Throws ``StoreError/unavailable(_:)`` when that is not done within `startupTimeout` (the database cannot
+    /// be reached: the pool logs each failed connection, and would otherwise keep trying for a minute).
+    public init(
+        configuration: PostgresClient.Configuration, startupTimeout: Duration = .seconds(30),
+        logger: Logger = Logger(label: "herald.store")
+    ) async throws {
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.client = client
         self.logger = logger
@@ -47,7 +51,16 @@ public final class PostgresStore: HeraldStore {
         }
         for await _ in started {}
         do {
-            try await PostgresMigrations.migrate(client, logger: logger)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await PostgresMigrations.migrate(client, logger: logger) }
+                group.addTask {
+                    try await Task.sleep(for: startupTimeout)
+                    let address = "\(configuration.host ?? configuration.unixSocketPath ?? "?"):\(configuration.port ?? 5432)"
+                    throw StoreError.unavailable("no connection to \(address) within \(startupTimeout) (the log says why)")
+                }
+                defer { group.cancelAll() }
+                try await group.next()
+            }
         } catch {
             running.cancel()
             await running.value
@@ -64,32 +77,47 @@ public final class PostgresStore: HeraldStore {
 
     /// Runs one statement that reads, and returns its rows.
     func read(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        try await client.query(query).collect()
+        try await uncancelled { try await self.client.query(query).collect() }
     }
 
     /// Runs one statement that writes (in a transaction of its own), and returns its rows (those of `RETURNING`).
     @discardableResult
     func write(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        try await watchingWrites { try await self.client.query(query).collect() }
+        try await uncancelled { try await self.watchingWrites { try await self.client.query(query).collect() } }
     }
 
     /// Runs `body` in one transaction. A transaction that PostgreSQL aborted for a deadlock or a serialization
     /// failure (two instances locking the same rows in opposite orders) rolled back entirely and is run again.
-    func transaction<Result: Sendable>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
-        try await watchingWrites {
-            var attempt = 1
-            while true {
-                do {
-                    return try await self.client.withTransaction(logger: self.logger) { connection in try await body(connection) }
-                } catch let error as PostgresTransactionError {
-                    guard attempt < Self.transactionAttempts, Self.isTransient(error.cause) else { throw error.cause }
-                    attempt += 1
+    func transaction<Result: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> Result) async throws -> Result {
+        try await uncancelled {
+            try await self.watchingWrites {
+                var attempt = 1
+                while true {
+                    do {
+                        return try await self.client.withTransaction(logger: self.logger) { connection in try await body(connection) }
+                    } catch let error as PostgresTransactionError {
+                        guard attempt < Self.transactionAttempts, Self.isTransient(error.cause) else { throw error.cause }
+                        attempt += 1
+                    }
                 }
             }
         }
     }
 
     private static let transactionAttempts = 5
+
+    /// Runs one statement of a transaction and returns its rows.
+    @discardableResult
+    func execute(_ query: PostgresQuery, on connection: PostgresConnection) async throws -> [PostgresRow] {
+        try await connection.query(query, logger: logger).collect()
+    }
+
+    /// Runs `body` apart from the calling task's cancellation, as every call into the SQLite store runs: a call that
+    /// was made completes, or fails for the database's reasons. (PostgresNIO stops waiting for a connection when its
+    /// caller is cancelled: a delivery worker cancelled at shutdown could not give its leases back.)
+    private func uncancelled<Result: Sendable>(_ body: @escaping @Sendable () async throws -> Result) async throws -> Result {
+        try await Task { try await body() }.value
+    }
 
     /// A write, whose failures of the storage are remembered for `/readyz` and logged (``StoreWriteHealth``).
     private func watchingWrites<Result>(_ body: () async throws -> Result) async throws -> Result {
