@@ -34,6 +34,85 @@ struct PostgresStoreTests {
         for store in stores { try await store.close() }
     }
 
+    /// Three stores on one database stand for three instances: the quota holds across them.
+    @Test(.enabled(if: PostgresTestDatabase.url != nil))
+    func theQuotaIsExactAcrossInstances() async throws {
+        let instances = try await Self.instances(3)
+        let device = Fixtures.device().device
+        try await instances[0].insertDevice(device)
+        let day = UTCDay(containing: start).description
+        let decisions = try await withThrowingTaskGroup(of: AcceptDecision.self) { group in
+            for index in 0..<30 {
+                let store = instances[index % instances.count]
+                group.addTask { try await store.accept(Fixtures.notification(for: device), quota: QuotaRequest(day: day, maximum: 5)) }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(decisions.filter { if case .accepted = $0 { true } else { false } }.count == 5)
+        #expect(try await instances[1].quotaCounters(deviceID: device.id, day: day) == QuotaCounters(attempts: 30, successful: 5, total: 5))
+        for store in instances { try await store.close() }
+    }
+
+    @Test(.enabled(if: PostgresTestDatabase.url != nil))
+    func instancesClaimingTheSameNotificationsNeverShareOne() async throws {
+        let instances = try await Self.instances(3)
+        let device = Fixtures.device().device
+        try await instances[0].insertDevice(device)
+        let notifications = (0..<60).map { _ in Fixtures.notification(for: device, at: start) }
+        _ = try await instances[0].commit(
+            WriteBatch(
+                accepts: notifications.map { AcceptRequest(notification: $0, quota: QuotaRequest(day: "2025-11-22", maximum: nil)) },
+                owner: ""))
+        let ids = notifications.map(\.id)
+        let now = start.addingTimeInterval(1)
+        let claims = try await withThrowingTaskGroup(of: [PushNotification.ID].self) { group in
+            for (index, store) in instances.enumerated() {
+                for round in 0..<3 {
+                    let lease = Lease(owner: "instance-\(index)-\(round)", expiresAt: now.addingTimeInterval(30))
+                    group.addTask { try await store.claim(ids.shuffled(), lease: lease, at: now).map(\.id) }
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        let claimed = claims.flatMap { $0 }
+        #expect(claimed.count == ids.count)
+        #expect(Set(claimed) == Set(ids))
+        for store in instances { try await store.close() }
+    }
+
+    /// Two instances committing batches that count for two devices in opposite orders: the counters are locked in one
+    /// order (without it PostgreSQL aborts one of each pair of such transactions as a deadlock, again and again).
+    @Test(.enabled(if: PostgresTestDatabase.url != nil))
+    func batchesLockingDevicesInOppositeOrdersAllCommit() async throws {
+        let instances = try await Self.instances(2)
+        let devices = [Fixtures.device().device, Fixtures.device().device]
+        for device in devices { try await instances[0].insertDevice(device) }
+        let day = UTCDay(containing: start).description
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for round in 0..<40 {
+                let order = round.isMultiple(of: 2) ? devices : devices.reversed()
+                let store = instances[round % 2]
+                group.addTask {
+                    let accepts = order.map { AcceptRequest(notification: Fixtures.notification(for: $0), quota: QuotaRequest(day: day, maximum: 1_000)) }
+                    _ = try await store.commit(WriteBatch(accepts: accepts, owner: "instance-\(round % 2)"))
+                }
+            }
+            try await group.waitForAll()
+        }
+        for device in devices {
+            #expect(try await instances[0].quotaCounters(deviceID: device.id, day: day).successful == 40)
+        }
+        for store in instances { try await store.close() }
+    }
+
+    /// `count` stores on one fresh schema.
+    private static func instances(_ count: Int) async throws -> [PostgresStore] {
+        let configuration = try await PostgresTestDatabase.freshSchema()
+        var stores: [PostgresStore] = []
+        for _ in 0..<count { stores.append(try await PostgresStore(configuration: configuration)) }
+        return stores
+    }
+
     @Test(.enabled(if: PostgresTestDatabase.url != nil))
     func keepsEverythingAcrossReopening() async throws {
         let configuration = try await PostgresTestDatabase.freshSchema()

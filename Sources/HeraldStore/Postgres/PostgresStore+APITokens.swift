@@ -40,24 +40,17 @@ extension PostgresStore {
     }
 
     public func revokeAPIToken(_ selector: APITokenSelector, deviceID: Device.ID, at date: Date) async throws -> APIToken? {
-        var bindings = PostgresBindings(capacity: 3)
-        bindings.append(date.timeIntervalSince1970)
-        bindings.append(deviceID)
-        let selected: String
-        switch selector {
-        case .id(let id):
-            selected = "id = $3"
-            bindings.append(id)
-        case .name(let name):
-            selected = "name = $3"
-            bindings.append(name)
-        }
+        let (column, value): (String, any PostgresThrowingDynamicTypeEncodable) =
+            switch selector {
+            case .id(let id): ("id", id)
+            case .name(let name): ("name", name)
+            }
         let revoke = PostgresQuery(
             unsafeSQL: """
                 UPDATE api_token SET revoked_at = $1
-                WHERE device_id = $2 AND \(selected) AND revoked_at IS NULL
+                WHERE device_id = $2 AND \(column) = $3 AND revoked_at IS NULL
                 RETURNING \(Self.apiTokenColumns)
-                """, binds: bindings)
+                """, binds: try PostgresBindings(binding: [date.timeIntervalSince1970, deviceID, value]))
         return try await write(revoke).first.map(Self.apiToken)
     }
 

@@ -10,7 +10,7 @@ extension PostgresStore {
                     INSERT INTO device (id, user_id_hash, secret_hash, platform, environment, token, is_active,
                         inactive_reason, daily_limit, created_at, updated_at)
                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-                    """, binds: Self.bindings(device)))
+                    """, binds: try Self.bindings(device)))
         devices.invalidate(id: device.id)
     }
 
@@ -22,7 +22,7 @@ extension PostgresStore {
                         is_active = $7, inactive_reason = $8, daily_limit = $9, created_at = $10, updated_at = $11
                     WHERE id = $1
                     RETURNING id
-                    """, binds: Self.bindings(device)))
+                    """, binds: try Self.bindings(device)))
         devices.invalidate(id: device.id)
         if updated.isEmpty { throw StoreError.notFound("device") }
     }
@@ -76,20 +76,12 @@ extension PostgresStore {
         """
 
     /// `$1` to `$11`, in the order of ``deviceColumns``.
-    private static func bindings(_ device: Device) -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 11)
-        bindings.append(device.id)
-        bindings.append(device.userIDHash)
-        bindings.append(device.secretHash)
-        bindings.append(device.platform.rawValue)
-        bindings.append(device.environment.rawValue)
-        bindings.append(device.token)
-        bindings.append(device.isActive)
-        bindings.append(device.inactiveReason)
-        bindings.append(device.dailyLimit)
-        bindings.append(device.createdAt.timeIntervalSince1970)
-        bindings.append(device.updatedAt.timeIntervalSince1970)
-        return bindings
+    private static func bindings(_ device: Device) throws -> PostgresBindings {
+        try PostgresBindings(binding: [
+            device.id, device.userIDHash, device.secretHash, device.platform.rawValue, device.environment.rawValue, device.token,
+            device.isActive, device.inactiveReason, device.dailyLimit, device.createdAt.timeIntervalSince1970,
+            device.updatedAt.timeIntervalSince1970,
+        ])
     }
 
     private static func device(_ row: PostgresRow) throws -> Device {

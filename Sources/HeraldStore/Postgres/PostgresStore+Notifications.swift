@@ -7,6 +7,7 @@ extension PostgresStore {
         let (decisions, deactivated): ([AcceptDecision], [Device.ID])
         do {
             (decisions, deactivated) = try await transaction { [self] connection in
+                try await lockCounters(of: batch, connection)
                 var decisions: [AcceptDecision] = []
                 for request in batch.accepts { decisions.append(try await accept(request, connection)) }
                 var deactivated: [Device.ID] = []
@@ -18,6 +19,29 @@ extension PostgresStore {
         }
         for id in deactivated { devices.invalidate(id: id) }
         return decisions
+    }
+
+    /// Locks the counter rows the batch will write (creating those not there yet) in one order, the same on every
+    /// instance: two batches that count for the same devices in different orders then queue one behind the other
+    /// instead of deadlocking. Nothing to do for a batch that writes one counter or none.
+    private func lockCounters(of batch: WriteBatch, _ connection: PostgresConnection) async throws {
+        struct Counter: Hashable {
+            var deviceID: Device.ID
+            var day: String
+        }
+        let accepted = batch.accepts.map { Counter(deviceID: $0.notification.deviceID, day: $0.quota.day) }
+        let released = batch.outcomes.compactMap { outcome in
+            outcome.releasesQuota ? outcome.notification.quotaDay.map { Counter(deviceID: outcome.notification.deviceID, day: $0) } : nil
+        }
+        let counters = Array(Set(accepted + released))
+        guard counters.count > 1 else { return }
+        try await execute(
+            """
+            INSERT INTO quota_counter (device_id, day)
+            SELECT device_id, day FROM unnest(\(counters.map(\.deviceID)), \(counters.map(\.day))) AS counter (device_id, day)
+            ORDER BY device_id, day
+            ON CONFLICT (device_id, day) DO UPDATE SET attempts = quota_counter.attempts
+            """, on: connection)
     }
 
     /// Counts the attempt and, if there is room, the notification, and stores it. The upsert locks the device's
@@ -49,9 +73,8 @@ extension PostgresStore {
             let wasAnnounced = try counted.makeRandomAccess().value("limit_announced", as: Bool.self)
             usedUpQuota = try !wasAnnounced && updated.makeRandomAccess().value("limit_announced", as: Bool.self)
         }
-        var bindings = try Self.bindings(notification)
-        bindings.append(request.lease?.owner)
-        bindings.append(request.lease?.expiresAt.timeIntervalSince1970)
+        let bindings = try PostgresBindings(
+            binding: Self.values(notification) + [request.lease?.owner, request.lease?.expiresAt.timeIntervalSince1970])
         try await execute(
             PostgresQuery(
                 unsafeSQL: """
@@ -200,24 +223,14 @@ extension PostgresStore {
         """
 
     /// `$1` to `$15`, in the order of ``notificationColumns``.
-    private static func bindings(_ notification: PushNotification) throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 17)
-        bindings.append(notification.id)
-        bindings.append(notification.deviceID)
-        bindings.append(notification.pushType.rawValue)
-        bindings.append(notification.priority)
-        bindings.append(notification.collapseID)
-        try bindings.append(notification.payload)
-        bindings.append(notification.quotaDay)
-        bindings.append(notification.status.rawValue)
-        bindings.append(notification.attempts)
-        bindings.append(notification.lastError)
-        bindings.append(notification.providerMessageID)
-        bindings.append(notification.createdAt.timeIntervalSince1970)
-        bindings.append(notification.updatedAt.timeIntervalSince1970)
-        bindings.append(notification.nextAttemptAt.timeIntervalSince1970)
-        bindings.append(notification.expiresAt.timeIntervalSince1970)
-        return bindings
+    private static func values(_ notification: PushNotification) -> [(any PostgresThrowingDynamicTypeEncodable)?] {
+        [
+            notification.id, notification.deviceID, notification.pushType.rawValue, notification.priority, notification.collapseID,
+            notification.payload, notification.quotaDay, notification.status.rawValue, notification.attempts,
+            notification.lastError, notification.providerMessageID, notification.createdAt.timeIntervalSince1970,
+            notification.updatedAt.timeIntervalSince1970, notification.nextAttemptAt.timeIntervalSince1970,
+            notification.expiresAt.timeIntervalSince1970,
+        ]
     }
 
     private static func notification(_ row: PostgresRow) throws -> PushNotification {

@@ -223,6 +223,16 @@ extension PostgresRandomAccessRow {
     }
 }
 
+extension PostgresBindings {
+    /// `$1`, `$2`, … bound to `values` in order; `nil` binds NULL.
+    init(binding values: [(any PostgresThrowingDynamicTypeEncodable)?]) throws {
+        self.init(capacity: values.count)
+        for value in values {
+            if let value { try append(value) } else { appendNull() }
+        }
+    }
+}
+
 extension PostgresTransactionError {
     /// What made the transaction fail: the error of its body, of `COMMIT`, of `BEGIN` or of `ROLLBACK`.
     var cause: any Error { closureError ?? commitError ?? beginError ?? rollbackError ?? self }
