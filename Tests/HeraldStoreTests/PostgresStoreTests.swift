@@ -37,9 +37,8 @@ struct PostgresStoreTests {
     /// Three stores on one database stand for three instances: the quota holds across them.
     @Test(.enabled(if: PostgresTestDatabase.url != nil))
     func theQuotaIsExactAcrossInstances() async throws {
-        let instances = try await Self.instances(3)
         let device = Fixtures.device().device
-        try await instances[0].insertDevice(device)
+        let instances = try await Self.instances(3, devices: [device])
         let day = UTCDay(containing: start).description
         let decisions = try await withThrowingTaskGroup(of: AcceptDecision.self) { group in
             for index in 0..<30 {
@@ -55,9 +54,8 @@ struct PostgresStoreTests {
 
     @Test(.enabled(if: PostgresTestDatabase.url != nil))
     func instancesClaimingTheSameNotificationsNeverShareOne() async throws {
-        let instances = try await Self.instances(3)
         let device = Fixtures.device().device
-        try await instances[0].insertDevice(device)
+        let instances = try await Self.instances(3, devices: [device])
         let notifications = (0..<60).map { _ in Fixtures.notification(for: device, at: start) }
         _ = try await instances[0].commit(
             WriteBatch(
@@ -84,9 +82,8 @@ struct PostgresStoreTests {
     /// order (without it PostgreSQL aborts one of each pair of such transactions as a deadlock, again and again).
     @Test(.enabled(if: PostgresTestDatabase.url != nil))
     func batchesLockingDevicesInOppositeOrdersAllCommit() async throws {
-        let instances = try await Self.instances(2)
         let devices = [Fixtures.device().device, Fixtures.device().device]
-        for device in devices { try await instances[0].insertDevice(device) }
+        let instances = try await Self.instances(2, devices: devices)
         let day = UTCDay(containing: start).description
         try await withThrowingTaskGroup(of: Void.self) { group in
             for round in 0..<40 {
@@ -105,11 +102,12 @@ struct PostgresStoreTests {
         for store in instances { try await store.close() }
     }
 
-    /// `count` stores on one fresh schema.
-    private static func instances(_ count: Int) async throws -> [PostgresStore] {
+    /// `count` stores on one fresh schema, in which `devices` are registered.
+    private static func instances(_ count: Int, devices: [Device]) async throws -> [PostgresStore] {
         let configuration = try await PostgresTestDatabase.freshSchema()
         var stores: [PostgresStore] = []
         for _ in 0..<count { stores.append(try await PostgresStore(configuration: configuration)) }
+        for device in devices { try await stores[0].insertDevice(device) }
         return stores
     }
 
@@ -176,6 +174,7 @@ struct PostgresURLTests {
         #expect(url.sslMode == .prefer)
         #expect(try PostgresURL("postgres://herald@127.0.0.1/?sslmode=require").sslMode == .require)
         #expect(try PostgresURL("postgres://herald@127.0.0.1/herald?sslmode=disable").sslMode == .disable)
+        #expect(try PostgresURL("postgres://herald@[::1]:5433/herald").host == "::1")
     }
 
     @Test(arguments: [

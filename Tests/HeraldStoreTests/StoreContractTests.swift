@@ -133,6 +133,23 @@ struct StoreContractTests {
     }
 
     @Test(arguments: Backend.available)
+    func aBatchWithAnAcceptForADeviceThatIsGoneWritesNothing(_ backend: Backend) async throws {
+        let store = try await backend.makeStore()
+        let device = Fixtures.device().device
+        try await store.insertDevice(device)
+        let stored = Fixtures.notification(for: device)
+        let orphan = Fixtures.notification(for: Fixtures.device().device)
+        let quota = QuotaRequest(day: today, maximum: 5)
+        await #expect(throws: (any Error).self) {
+            _ = try await store.commit(
+                WriteBatch(accepts: [AcceptRequest(notification: stored, quota: quota), AcceptRequest(notification: orphan, quota: quota)], owner: "a"))
+        }
+        #expect(try await store.notification(id: stored.id) == nil)
+        #expect(try await store.quotaCounters(deviceID: device.id, day: today) == QuotaCounters())
+        try await store.close()
+    }
+
+    @Test(arguments: Backend.available)
     func anOutcomeIsSavedOnlyByTheLeaseHolderAndReleasesQuotaOnce(_ backend: Backend) async throws {
         let store = try await backend.makeStore()
         let device = Fixtures.device().device

@@ -75,15 +75,6 @@ extension PostgresStore {
         updated_at
         """
 
-    /// `$1` to `$11`, in the order of ``deviceColumns``.
-    private static func bindings(_ device: Device) throws -> PostgresBindings {
-        try PostgresBindings(binding: [
-            device.id, device.userIDHash, device.secretHash, device.platform.rawValue, device.environment.rawValue, device.token,
-            device.isActive, device.inactiveReason, device.dailyLimit, device.createdAt.timeIntervalSince1970,
-            device.updatedAt.timeIntervalSince1970,
-        ])
-    }
-
     private static func device(_ row: PostgresRow) throws -> Device {
         let row = row.makeRandomAccess()
         return Device(
@@ -91,5 +82,14 @@ extension PostgresStore {
             platform: try row.enumValue("platform"), environment: try row.enumValue("environment"), token: try row.value("token"),
             isActive: try row.value("is_active"), inactiveReason: try row.value("inactive_reason"),
             dailyLimit: try row.value("daily_limit"), createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"))
+    }
+
+    /// `$1` to `$11`, in the order of ``deviceColumns``.
+    private static func bindings(_ device: Device) throws -> PostgresBindings {
+        try PostgresBindings(binding: [
+            device.id, device.userIDHash, device.secretHash, device.platform.rawValue, device.environment.rawValue, device.token,
+            device.isActive, device.inactiveReason, device.dailyLimit, device.createdAt.timeIntervalSince1970,
+            device.updatedAt.timeIntervalSince1970,
+        ])
     }
 }

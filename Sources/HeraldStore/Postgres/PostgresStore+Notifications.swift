@@ -14,7 +14,7 @@ extension PostgresStore {
                 for outcome in batch.outcomes { deactivated += try await save(outcome, owner: batch.owner, connection) }
                 return (decisions, deactivated)
             }
-        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23503" {
+        } catch let error as PostgresStoreError where error.sqlState == "23503" {
             throw StoreError.notFound("device")  // an accept for a device that is gone: nothing of the batch is written
         }
         for id in deactivated { devices.invalidate(id: id) }

@@ -77,19 +77,19 @@ public final class PostgresStore: HeraldStore {
 
     /// Runs one statement that reads, and returns its rows.
     func read(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        try await uncancelled { try await self.client.query(query).collect() }
+        try await call { try await self.client.query(query).collect() }
     }
 
     /// Runs one statement that writes (in a transaction of its own), and returns its rows (those of `RETURNING`).
     @discardableResult
     func write(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        try await uncancelled { try await self.watchingWrites { try await self.client.query(query).collect() } }
+        try await call { try await self.watchingWrites { try await self.client.query(query).collect() } }
     }
 
     /// Runs `body` in one transaction. A transaction that PostgreSQL aborted for a deadlock or a serialization
     /// failure (two instances locking the same rows in opposite orders) rolled back entirely and is run again.
     func transaction<Result: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> Result) async throws -> Result {
-        try await uncancelled {
+        try await call {
             try await self.watchingWrites {
                 var attempt = 1
                 while true {
@@ -112,11 +112,16 @@ public final class PostgresStore: HeraldStore {
         try await connection.query(query, logger: logger).collect()
     }
 
-    /// Runs `body` apart from the calling task's cancellation, as every call into the SQLite store runs: a call that
-    /// was made completes, or fails for the database's reasons. (PostgresNIO stops waiting for a connection when its
-    /// caller is cancelled: a delivery worker cancelled at shutdown could not give its leases back.)
-    private func uncancelled<Result: Sendable>(_ body: @escaping @Sendable () async throws -> Result) async throws -> Result {
-        try await Task { try await body() }.value
+    /// One call into the database. It runs apart from the calling task's cancellation, as every call into the SQLite
+    /// store runs: a call that was made completes, or fails for the database's reasons. (PostgresNIO stops waiting for a
+    /// connection when its caller is cancelled: a delivery worker cancelled at shutdown could not give its leases back.)
+    /// Its errors say what the server said (``PostgresStoreError``).
+    private func call<Result: Sendable>(_ body: @escaping @Sendable () async throws -> Result) async throws -> Result {
+        do {
+            return try await Task { try await body() }.value
+        } catch let error as PSQLError {
+            throw PostgresStoreError(sqlState: Self.sqlState(error), description: Self.describe(error))
+        }
     }
 
     /// A write, whose failures of the storage are remembered for `/readyz` and logged (``StoreWriteHealth``).
@@ -236,6 +241,13 @@ extension PostgresBindings {
 extension PostgresTransactionError {
     /// What made the transaction fail: the error of its body, of `COMMIT`, of `BEGIN` or of `ROLLBACK`.
     var cause: any Error { closureError ?? commitError ?? beginError ?? rollbackError ?? self }
+}
+
+/// A failure of the PostgreSQL store, as the server or the connection reported it (without the query's values).
+public struct PostgresStoreError: Error, Equatable, CustomStringConvertible {
+    /// The SQLSTATE the server answered, when it answered (`23503`: a foreign key violated, for instance).
+    public var sqlState: String?
+    public var description: String
 }
 
 struct CorruptPostgresRow: Error {

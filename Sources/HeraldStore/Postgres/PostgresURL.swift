@@ -41,7 +41,8 @@ public struct PostgresURL: Sendable, Equatable {
         guard Self.isPostgres(url), let components = URLComponents(string: url) else {
             throw StoreError.invalidURL("not a PostgreSQL URL (\(Self.form))")
         }
-        guard let host = components.host, !host.isEmpty else { throw StoreError.invalidURL("no host (\(Self.form))") }
+        guard var host = components.host, !host.isEmpty else { throw StoreError.invalidURL("no host (\(Self.form))") }
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }  // an IPv6 address
         guard let username = components.user, !username.isEmpty else {
             throw StoreError.invalidURL("no user (\(Self.form))")
         }
