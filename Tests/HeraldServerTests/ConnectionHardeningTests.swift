@@ -161,7 +161,8 @@ struct ConnectionHardeningTests {
 
     @Test("SIGTERM stops the server within the shutdown timeout although a client holds a half-sent head")
     func shutdownIsBounded() async throws {
-        var environment = ProcessInfo.processInfo.environment
+        // Not the runner's HERALD_ variables (CI sets HERALD_TEST_POSTGRES_URL, which `herald serve` does not know).
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
         environment["HERALD_HOST"] = "127.0.0.1"
         environment["HERALD_PORT"] = "0"
         environment["HERALD_DATABASE_URL"] = "memory:"

@@ -24,6 +24,8 @@ enum PostgresTestDatabase {
         let schema = "test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         try await withClient(configuration) { client in _ = try await client.query("CREATE SCHEMA \(unescaped: schema)") }
         configuration.options.additionalStartupParameters = [("search_path", schema)]
+        // Tests run in parallel, some with several stores: a few connections each stay within the server's limit.
+        configuration.options.maximumConnections = 4
         return configuration
     }
 

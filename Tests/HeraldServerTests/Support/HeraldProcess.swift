@@ -16,7 +16,12 @@ final class HeraldProcess: Sendable {
         var value: String { text.withLock { $0 } }
     }
 
-    init(_ arguments: [String] = ["serve"], environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+    /// By default the child gets this process's environment without its HERALD_ variables (the test runner's, such as
+    /// HERALD_TEST_POSTGRES_URL, are not options of `herald`).
+    init(
+        _ arguments: [String] = ["serve"],
+        environment: [String: String] = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
+    ) throws {
         let process = Process()
         process.executableURL = try Self.binary()
         process.arguments = arguments
