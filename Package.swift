@@ -31,6 +31,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
@@ -60,12 +61,14 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // Storage: SQLite (GRDB) and in-memory implementations of the HeraldCore store protocols.
+        // Storage: SQLite (GRDB), PostgreSQL (PostgresNIO) and in-memory implementations of the HeraldCore store protocols.
         .target(
             name: "HeraldStore",
             dependencies: [
                 "HeraldCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -149,7 +152,11 @@ let package = Package(
         ),
         .testTarget(
             name: "HeraldStoreTests",
-            dependencies: ["HeraldStore", "HeraldTesting", .product(name: "GRDB", package: "GRDB.swift")],  // GRDB: migration tests
+            dependencies: [
+                "HeraldStore", "HeraldTesting",
+                .product(name: "GRDB", package: "GRDB.swift"),  // migration tests
+                .product(name: "PostgresNIO", package: "postgres-nio"),  // a schema per test
+            ],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "HeraldServerTests",

@@ -190,7 +190,7 @@ extension NotificationStore {
     }
 }
 
-/// Everything Herald keeps. One implementation per backend (in-memory, SQLite, later PostgreSQL),
+/// Everything Herald keeps. One implementation per backend (in-memory, SQLite, PostgreSQL),
 /// all held to the same contract test suite.
 /// What `/readyz` says of the store.
 public enum StoreReadiness: Sendable, Equatable {

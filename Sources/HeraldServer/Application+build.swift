@@ -27,9 +27,13 @@ public func buildApplication(
     }()
     let store: any HeraldStore
     do {
-        store = try givenStore ?? StoreFactory.open(configuration.databaseURL, maximumBytes: configuration.databaseMaximumBytes, logger: logger)
+        if let givenStore {
+            store = givenStore
+        } else {
+            store = try await StoreFactory.open(configuration.databaseURL, maximumBytes: configuration.databaseMaximumBytes, logger: logger)
+        }
     } catch {
-        throw ConfigurationError("HERALD_DATABASE_URL: cannot open \(configuration.databaseURL): \(error)")
+        throw ConfigurationError("HERALD_DATABASE_URL: cannot open \(StoreFactory.displayed(configuration.databaseURL)): \(error)")
     }
     var providers: [any PushProvider] = []
     var closers: [any Service] = [StoreCloser(store: store)]

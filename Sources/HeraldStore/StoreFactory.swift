@@ -4,14 +4,13 @@ import Logging
 
 /// Opens the store a database URL names.
 public enum StoreFactory {
-    /// `sqlite:PATH` (also `sqlite://PATH`) or a plain path → ``SQLiteStore``; `memory:` → ``InMemoryStore``.
+    /// `sqlite:PATH` (also `sqlite://PATH`) or a plain path → ``SQLiteStore``; `postgres://…` or `postgresql://…` →
+    /// ``PostgresStore`` (see ``PostgresURL``); `memory:` → ``InMemoryStore``. The schema is brought up to date.
     public static func open(
         _ url: String, maximumBytes: Int? = nil, logger: Logger = Logger(label: "herald.store")
-    ) throws -> any HeraldStore {
+    ) async throws -> any HeraldStore {
         if url == "memory:" { return InMemoryStore() }
-        if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
-            throw StoreError.unsupportedURL("\(url.prefix(while: { $0 != ":" })): PostgreSQL is not supported yet")
-        }
+        if PostgresURL.isPostgres(url) { return try await PostgresStore(url: url, logger: logger) }
         var path = url
         if path.hasPrefix("sqlite:") {
             path.removeFirst("sqlite:".count)
@@ -19,5 +18,10 @@ public enum StoreFactory {
         }
         guard !path.isEmpty else { throw StoreError.unsupportedURL("sqlite: needs a file path") }
         return try SQLiteStore(path: path, maximumBytes: maximumBytes, logger: logger)
+    }
+
+    /// `url` as messages and logs may show it: a PostgreSQL URL's password hidden.
+    public static func displayed(_ url: String) -> String {
+        PostgresURL.isPostgres(url) ? PostgresURL.redacted(url) : url
     }
 }

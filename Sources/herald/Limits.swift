@@ -29,7 +29,7 @@ struct Limits: AsyncParsableCommand {
 private func changeLimit(_ limit: Int?, userID: String, config: String?) async throws {
     let configuration = try loadConfiguration(file: config)
     do {
-        let store = try StoreFactory.open(configuration.databaseURL)
+        let store = try await StoreFactory.open(configuration.databaseURL)
         let line = try await DailyLimits.set(limit, forUserID: userID, in: store)
         try await store.close()
         print(line)

@@ -91,14 +91,14 @@ private func withTokens(
     }
     let store: any HeraldStore
     do {
-        store = try StoreFactory.open(configuration.databaseURL)
+        store = try await StoreFactory.open(configuration.databaseURL)
     } catch {
         throw StartupFailure(error)
     }
     let outcome: Result<Void, any Error>
     do {
         guard let device = try await store.device(userIDHash: Secrets.hash(options.userID.lowercased())) else {
-            throw TokenCommandFailure("herald: no device is registered under this USER_ID in \(configuration.databaseURL).")
+            throw TokenCommandFailure("herald: no device is registered under this USER_ID in \(StoreFactory.displayed(configuration.databaseURL)).")
         }
         try await body(APITokenManager(store: store), device)
         outcome = .success(())

@@ -107,6 +107,21 @@ struct ConfigurationTests {
         }
     }
 
+    @Test func aPostgreSQLURLThatCannotBeReadStopsStartupWithOneLineWithoutThePassword() async throws {
+        var configuration = HeraldConfiguration()
+        configuration.databaseURL = "postgres://herald:secret@db.example.com/herald?sslmode=sometimes"
+        do {
+            _ = try await buildApplication(configuration)
+            Issue.record("started with \(configuration.databaseURL)")
+        } catch {
+            let line = startupMessage(error)
+            #expect(line.hasPrefix("HERALD_DATABASE_URL:"), "\(line)")
+            #expect(line.contains("sslmode"))
+            #expect(!line.contains("secret"))
+            #expect(!line.contains("\n"))
+        }
+    }
+
     @Test func registrationAndClientAddressOptions() throws {
         let defaults = try ConfigurationLoader.load(file: nil, environment: [:])
         #expect(defaults.trustedProxies.isEmpty)

@@ -61,12 +61,7 @@ struct OperatorLogTests {
 
     @Test("HERALD_LOG_FORMAT=json: every line herald serve writes is one JSON object")
     func jsonLogs() async throws {
-        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
-        environment["HERALD_HOST"] = "127.0.0.1"
-        environment["HERALD_PORT"] = "0"
-        environment["HERALD_DATABASE_URL"] = "memory:"
-        environment["HERALD_LOG_FORMAT"] = "json"
-        let herald = try HeraldProcess(environment: environment)
+        let herald = try HeraldProcess(environment: HeraldProcess.serveEnvironment(["HERALD_LOG_FORMAT": "json"]))
         let port = try await herald.port()
         let connection = try RawConnection(port: port)
         connection.send("GET /healthz HTTP/1.1\r\nHost: herald\r\nConnection: close\r\n\r\n")

@@ -19,10 +19,10 @@ struct SelfContainedBinaryTests {
         #expect(await version.waitForExit() == 0)
         #expect(await version.waitForOutput(containing: HeraldVersion.current, within: 5))
 
-        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
-        environment["HERALD_HOST"] = "127.0.0.1"
-        environment["HERALD_PORT"] = "0"  // and the default store: ./herald.sqlite in the folder
-        let herald = try HeraldProcess(["serve"], environment: environment, executable: copy, directory: folder)
+        // The default store: ./herald.sqlite, in the folder.
+        let herald = try HeraldProcess(
+            ["serve"], environment: HeraldProcess.inheritedEnvironment(["HERALD_HOST": "127.0.0.1", "HERALD_PORT": "0"]),
+            executable: copy, directory: folder)
         let port = try await herald.port()
         let connection = try RawConnection(port: port)
         connection.send("GET /openapi.yaml HTTP/1.1\r\nHost: herald\r\nConnection: close\r\n\r\n")

@@ -11,9 +11,9 @@ private let start = Date(timeIntervalSince1970: 1_763_769_600)
 /// another; a dead token deactivates every device of the platform bound to it. And the device count.
 @Suite("Store contract: devices and tokens")
 struct DeviceBindingContractTests {
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.available)
     func aTokenMayBeBoundToSeveralDevicesAndWritingOneLeavesTheOthers(_ backend: Backend) async throws {
-        let store = try backend.makeStore()
+        let store = try await backend.makeStore()
         let first = Fixtures.device(token: Fixtures.apnsToken(7)).device
         let second = Fixtures.device(token: Fixtures.apnsToken(7)).device
         try await store.insertDevice(first)
@@ -35,9 +35,9 @@ struct DeviceBindingContractTests {
         try await store.close()
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.available)
     func aDeadTokenOutcomeDeactivatesEveryDeviceOfThePlatformBoundToIt(_ backend: Backend) async throws {
-        let store = try backend.makeStore()
+        let store = try await backend.makeStore()
         let token = Fixtures.apnsToken(3)
         let used = Fixtures.device(token: token).device
         let sharing = Fixtures.device(token: token).device
@@ -66,9 +66,9 @@ struct DeviceBindingContractTests {
         try await store.close()
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.available)
     func deactivatingADeadTokenReachesDevicesThatKeptItEvenIfTheOneItWasUsedForMovedOn(_ backend: Backend) async throws {
-        let store = try backend.makeStore()
+        let store = try await backend.makeStore()
         var used = Fixtures.device(token: Fixtures.apnsToken(1)).device
         let sharing = Fixtures.device(token: Fixtures.apnsToken(1)).device
         try await store.insertDevice(used)
@@ -81,9 +81,9 @@ struct DeviceBindingContractTests {
         try await store.close()
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.available)
     func deviceCountFollowsInsertsAndDeletes(_ backend: Backend) async throws {
-        let store = try backend.makeStore()
+        let store = try await backend.makeStore()
         #expect(try await store.deviceCount() == 0)
         let devices = (1...3).map { Fixtures.device(token: Fixtures.apnsToken($0)).device }
         for device in devices { try await store.insertDevice(device) }

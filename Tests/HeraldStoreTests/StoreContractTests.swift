@@ -4,17 +4,23 @@ import HeraldStore
 import HeraldTesting
 import Testing
 
-/// The contract every `HeraldStore` implementation keeps. Each test runs against every backend.
-enum Backend: String, CaseIterable, CustomTestStringConvertible {
+/// The contract every `HeraldStore` implementation keeps. Each test runs against every backend: PostgreSQL too when
+/// `HERALD_TEST_POSTGRES_URL` names a database (``PostgresTestDatabase``).
+enum Backend: String, CustomTestStringConvertible {
     case inMemory
     case sqlite
+    case postgres
+
+    /// The backends the contract runs against here.
+    static var available: [Backend] { PostgresTestDatabase.url == nil ? [.inMemory, .sqlite] : [.inMemory, .sqlite, .postgres] }
 
     var testDescription: String { rawValue }
 
-    func makeStore() throws -> any HeraldStore {
+    func makeStore() async throws -> any HeraldStore {
         switch self {
         case .inMemory: InMemoryStore()
         case .sqlite: try SQLiteStore(path: TemporaryDirectory.make().appendingPathComponent("herald.sqlite").path)
+        case .postgres: try await PostgresTestDatabase.makeStore()
         }
     }
 }
@@ -24,9 +30,9 @@ private let today = UTCDay(containing: start).description
 
 @Suite("Store contract")
 struct StoreContractTests {
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.available)
     func findsDevicesByUserIDHashAndID(_ backend: Backend) async throws {
-        let store = try backend.makeStore()
+        let store = try await backend.makeStore()
         let (device, userID, _) = Fixtures.device()
         try await store.insertDevice(device)
         #expect(try await store.device(userIDHash: Secrets.hash(userID)) == device)
@@ -35,9 +41,9 @@ struct StoreContractTests {
         try await store.close()
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.available)
     func deactivationOnlyAppliesToTheTokenThatWasUsed(_ backend: Backend) async throws {
-        let store = try backend.makeStore()
+        let store = try await backend.makeStore()
         var device = Fixtures.device(token: Fixtures.apnsToken(1)).device
         try await store.insertDevice(device)
         device.token = Fixtures.apnsToken(2)
@@ -51,9 +57,9 @@ struct StoreContractTests {
         try await store.close()
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.available)
     func acceptCountsAgainstTheQuotaAndRefusesPastIt(_ backend: Backend) async throws {
-        let store = try backend.makeStore()
+        let store = try await backend.makeStore()
         let device = Fixtures.device().device
         try await store.insertDevice(device)
         let quota = QuotaRequest(day: today, maximum: 2)
@@ -70,9 +76,9 @@ struct StoreContractTests {
         try await store.close()
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.available)
     func theQuotaIsAnnouncedUsedUpOnceADayEvenAfterAFailureGaveSomeBack(_ backend: Backend) async throws {
-        let store = try backend.makeStore()
+        let store = try await backend.makeStore()
         let device = Fixtures.device().device
         try await store.insertDevice(device)
         let quota = QuotaRequest(day: today, maximum: 1)
@@ -85,9 +91,9 @@ struct StoreContractTests {
         try await store.close()
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.available)
     func concurrentAcceptsNeitherOverNorUnderCount(_ backend: Backend) async throws {
-        let store = try backend.makeStore()
+        let store = try await backend.makeStore()
         let device = Fixtures.device().device
         try await store.insertDevice(device)
         let decisions = try await withThrowingTaskGroup(of: AcceptDecision.self) { group in
@@ -102,9 +108,9 @@ struct StoreContractTests {
         try await store.close()
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.available)
     func aBatchAcceptsInOrderAndSavesOutcomesInOneCommit(_ backend: Backend) async throws {
-        let store = try backend.makeStore()
+        let store = try await backend.makeStore()
         let device = Fixtures.device().device
         try await store.insertDevice(device)
         let lease = Lease(owner: "a", expiresAt: start.addingTimeInterval(30))
@@ -126,9 +132,23 @@ struct StoreContractTests {
         try await store.close()
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.available)
+    func aBatchWithAnAcceptForADeviceThatIsGoneWritesNothing(_ backend: Backend) async throws {
+        let store = try await backend.makeStore()
+        let (device, gone) = (Fixtures.device().device, Fixtures.device().device)  // `gone` is never stored
+        try await store.insertDevice(device)
+        let accepts = [device, gone].map {
+            AcceptRequest(notification: Fixtures.notification(for: $0), quota: QuotaRequest(day: today, maximum: 5))
+        }
+        await #expect(throws: (any Error).self) { _ = try await store.commit(WriteBatch(accepts: accepts, owner: "a")) }
+        #expect(try await store.notification(id: accepts[0].notification.id) == nil)
+        #expect(try await store.quotaCounters(deviceID: device.id, day: today) == QuotaCounters())
+        try await store.close()
+    }
+
+    @Test(arguments: Backend.available)
     func anOutcomeIsSavedOnlyByTheLeaseHolderAndReleasesQuotaOnce(_ backend: Backend) async throws {
-        let store = try backend.makeStore()
+        let store = try await backend.makeStore()
         let device = Fixtures.device().device
         try await store.insertDevice(device)
         let original = Fixtures.notification(for: device)
@@ -147,9 +167,9 @@ struct StoreContractTests {
         try await store.close()
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.available)
     func aDeadTokenOutcomeDeactivatesTheDeviceInTheSameCommit(_ backend: Backend) async throws {
-        let store = try backend.makeStore()
+        let store = try await backend.makeStore()
         let device = Fixtures.device(token: Fixtures.apnsToken(3)).device
         try await store.insertDevice(device)
         #expect(try await store.device(id: device.id)?.isActive == true)  // now cached
@@ -165,9 +185,9 @@ struct StoreContractTests {
         try await store.close()
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.available)
     func claimsTakeWhatIsPendingDueAndHeldByNobody(_ backend: Backend) async throws {
-        let store = try backend.makeStore()
+        let store = try await backend.makeStore()
         let apple = Fixtures.device(token: Fixtures.apnsToken(1)).device
         try await store.insertDevice(apple)
         let quota = QuotaRequest(day: today, maximum: nil)
@@ -200,9 +220,9 @@ struct StoreContractTests {
         try await store.close()
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.available)
     func leasesAreRenewedReleasedAndClaimedPerDevice(_ backend: Backend) async throws {
-        let store = try backend.makeStore()
+        let store = try await backend.makeStore()
         let device = Fixtures.device(token: Fixtures.apnsToken(1)).device
         let other = Fixtures.device(token: Fixtures.apnsToken(2)).device
         try await store.insertDevice(device)
@@ -228,9 +248,9 @@ struct StoreContractTests {
         try await store.close()
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.available)
     func parkedNotificationsAreDueAgainWhenAProviderForTheirPlatformIsThere(_ backend: Backend) async throws {
-        let store = try backend.makeStore()
+        let store = try await backend.makeStore()
         let apple = Fixtures.device(token: Fixtures.apnsToken(1)).device
         let socket = Fixtures.device(platform: .websocket).device
         try await store.insertDevice(apple)
@@ -251,9 +271,9 @@ struct StoreContractTests {
         try await store.close()
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.available)
     func deletingADeviceRemovesItsNotifications(_ backend: Backend) async throws {
-        let store = try backend.makeStore()
+        let store = try await backend.makeStore()
         let device = Fixtures.device().device
         try await store.insertDevice(device)
         let notification = Fixtures.notification(for: device)

@@ -23,7 +23,7 @@ public final class SQLiteStore: HeraldStore {
     /// Opens (creating if needed) the database at `path` and brings its schema up to date. With `maximumBytes`, the
     /// file never grows beyond it: a write that would need more fails as on a full disk.
     public init(path: String, maximumBytes: Int? = nil, logger: Logger = Logger(label: "herald.store")) throws {
-        writeHealth = StoreWriteHealth(logger: logger)
+        writeHealth = StoreWriteHealth(logger: logger, storageFailure: Self.diskFailure)
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(10)
@@ -62,6 +62,14 @@ public final class SQLiteStore: HeraldStore {
         writeHealth.succeeded()
         writeTransactions.add(1, ordering: .relaxed)
         return result
+    }
+
+    /// The description of `error` when the disk, not the request, is at fault (full, read-only, I/O errors).
+    @Sendable static func diskFailure(_ error: any Error) -> String? {
+        guard let error = error as? DatabaseError,
+            [.SQLITE_FULL, .SQLITE_IOERR, .SQLITE_READONLY, .SQLITE_CANTOPEN, .SQLITE_CORRUPT, .SQLITE_NOTADB].contains(error.resultCode)
+        else { return nil }
+        return "\(error.resultCode): \(error.message ?? "no message")"
     }
 
     /// The SQLite journal mode in force (`wal`).

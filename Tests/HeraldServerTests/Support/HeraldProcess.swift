@@ -16,9 +16,11 @@ final class HeraldProcess: Sendable {
         var value: String { text.withLock { $0 } }
     }
 
-    /// Starts `executable` (the built `herald` by default) in `directory` (the test's own by default).
+    /// Starts `executable` (the built `herald` by default) in `directory` (the test's own by default). By default the
+    /// child gets this process's environment without its HERALD_ variables (the test runner's, such as
+    /// HERALD_TEST_POSTGRES_URL, are not options of `herald`).
     init(
-        _ arguments: [String] = ["serve"], environment: [String: String] = ProcessInfo.processInfo.environment,
+        _ arguments: [String] = ["serve"], environment: [String: String] = HeraldProcess.inheritedEnvironment(),
         executable: URL? = nil, directory: URL? = nil
     ) throws {
         let process = Process()
@@ -40,6 +42,16 @@ final class HeraldProcess: Sendable {
     /// A test that fails before it stops its server must not leave the process running.
     deinit {
         if process.isRunning { _ = Glibc.kill(process.processIdentifier, SIGKILL) }
+    }
+
+    /// This process's environment without its HERALD_ variables, plus `options`.
+    static func inheritedEnvironment(_ options: [String: String] = [:]) -> [String: String] {
+        ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }.merging(options) { _, new in new }
+    }
+
+    /// `herald serve` options for a throwaway server on a free loopback port (in-memory store), plus `options`.
+    static func serveEnvironment(_ options: [String: String] = [:]) -> [String: String] {
+        inheritedEnvironment(["HERALD_HOST": "127.0.0.1", "HERALD_PORT": "0", "HERALD_DATABASE_URL": "memory:"].merging(options) { _, new in new })
     }
 
     /// The port from Hummingbird's "Server started and listening on HOST:PORT" line.

@@ -1,10 +1,10 @@
 import Foundation
-import GRDB
 import Logging
 import Synchronization
 
-/// Watches the store's writes for failures of the disk (full, read-only, I/O errors): remembers whether the last
-/// write failed, for `/readyz`, and logs such failures without letting a full disk fill the log too. A disk that is
+/// Watches the store's writes for failures of the storage (a full disk, a read-only database, I/O errors): remembers
+/// whether the last write failed, for `/readyz`, and logs such failures without letting a full disk fill the log too.
+/// Each backend says which of its errors are such failures (``StorageFailure``). A disk that is
 /// nearly full lets some writes through and not others, so failures and recoveries are each logged at most once per
 /// ``logInterval``; a failure report counts the failures since the previous one.
 final class StoreWriteHealth: Sendable {
@@ -18,26 +18,24 @@ final class StoreWriteHealth: Sendable {
         var lastRecoveryReport: ContinuousClock.Instant?
     }
 
+    /// A backend's reading of one of its errors: the storage's fault (with a description for the log and `/readyz`),
+    /// or `nil` when the request, not the storage, is at fault.
+    typealias StorageFailure = @Sendable (any Error) -> String?
+
     private let state = Mutex(State())
     private let logger: Logger
+    private let storageFailure: StorageFailure
 
-    init(logger: Logger) {
+    init(logger: Logger, storageFailure: @escaping StorageFailure) {
         self.logger = logger
+        self.storageFailure = storageFailure
     }
 
     /// The failure that makes the store unable to write, while it lasts.
     var failure: String? { state.withLock { $0.failure } }
 
-    /// Whether `error` says that the disk, not the request, is at fault.
-    static func isDiskFailure(_ error: any Error) -> Bool {
-        guard let error = error as? DatabaseError else { return false }
-        return [.SQLITE_FULL, .SQLITE_IOERR, .SQLITE_READONLY, .SQLITE_CANTOPEN, .SQLITE_CORRUPT, .SQLITE_NOTADB]
-            .contains(error.resultCode)
-    }
-
     func failed(_ error: any Error) {
-        guard Self.isDiskFailure(error) else { return }
-        let description = (error as? DatabaseError).map { "\($0.resultCode): \($0.message ?? "no message")" } ?? "\(error)"
+        guard let description = storageFailure(error) else { return }
         let now = ContinuousClock.now
         let failures: Int? = state.withLock { state in
             state.failure = description

@@ -1,0 +1,170 @@
+import Logging
+import PostgresNIO
+
+/// The versioned schema of the PostgreSQL store, recorded in `schema_version` (one row per migration applied).
+///
+/// Migrations run at startup in one transaction under a transaction-scoped advisory lock with a fixed key
+/// (``lockKey``): instances that start together on one database wait for each other, and the second finds the schema
+/// already migrated. A migration, once released, is never edited: add a new one.
+///
+/// The schema is the SQLite store's at its latest version (devices, notifications with leases, quota counters, API
+/// tokens, the device count), with PostgreSQL's types: `uuid` ids, `bytea` payloads, `boolean` flags and times as
+/// `double precision` seconds since 1970, as SQLite stores them (a `Date` comes back exactly as it went in).
+enum PostgresMigrations {
+    struct Migration {
+        var version: Int
+        var description: String
+        /// Run in order; one statement each (the extended query protocol takes one at a time).
+        var statements: [String]
+    }
+
+    /// The key of `pg_advisory_xact_lock` that serialises migrations ("herald" in ASCII).
+    static let lockKey: Int64 = 0x6865_7261_6c64
+
+    static let all: [Migration] = [
+        Migration(
+            version: 1, description: "devices, device count, notifications with leases, quota counters, API tokens",
+            statements: [
+                """
+                CREATE TABLE device (
+                    id uuid PRIMARY KEY,
+                    user_id_hash text NOT NULL UNIQUE,
+                    secret_hash text NOT NULL,
+                    platform text NOT NULL,
+                    environment text NOT NULL,
+                    token text,
+                    is_active boolean NOT NULL,
+                    inactive_reason text,
+                    daily_limit bigint,
+                    created_at double precision NOT NULL,
+                    updated_at double precision NOT NULL
+                )
+                """,
+                // Not unique: a token may be bound to several devices; a dead one deactivates them all.
+                "CREATE INDEX device_platform_token ON device (platform, token) WHERE token IS NOT NULL",
+                // The device count, kept by a trigger: one row read for the HERALD_MAX_DEVICES check.
+                "CREATE TABLE device_count (id integer PRIMARY KEY CHECK (id = 1), count bigint NOT NULL)",
+                "INSERT INTO device_count (id, count) VALUES (1, 0)",
+                """
+                CREATE FUNCTION device_count_follow() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF TG_OP = 'INSERT' THEN
+                        UPDATE device_count SET count = count + 1 WHERE id = 1;
+                    ELSE
+                        UPDATE device_count SET count = count - 1 WHERE id = 1;
+                    END IF;
+                    RETURN NULL;
+                END
+                $$
+                """,
+                """
+                CREATE TRIGGER device_count_follow AFTER INSERT OR DELETE ON device
+                FOR EACH ROW EXECUTE FUNCTION device_count_follow()
+                """,
+                """
+                CREATE TABLE notification (
+                    id uuid PRIMARY KEY,
+                    device_id uuid NOT NULL REFERENCES device (id) ON DELETE CASCADE,
+                    push_type text NOT NULL,
+                    priority bigint NOT NULL,
+                    collapse_id text,
+                    payload bytea NOT NULL,
+                    quota_day text,
+                    status text NOT NULL,
+                    attempts bigint NOT NULL,
+                    last_error text,
+                    provider_message_id text,
+                    created_at double precision NOT NULL,
+                    updated_at double precision NOT NULL,
+                    next_attempt_at double precision NOT NULL,
+                    expires_at double precision NOT NULL,
+                    lease_owner text,
+                    lease_expires_at double precision,
+                    parked boolean NOT NULL DEFAULT false
+                )
+                """,
+                "CREATE INDEX notification_due ON notification (next_attempt_at) WHERE status = 'pending'",
+                "CREATE INDEX notification_device_pending ON notification (device_id, created_at) WHERE status = 'pending'",
+                "CREATE INDEX notification_lease ON notification (lease_owner) WHERE lease_owner IS NOT NULL",
+                "CREATE INDEX notification_parked ON notification (device_id) WHERE parked",
+                """
+                CREATE TABLE quota_counter (
+                    device_id uuid NOT NULL REFERENCES device (id) ON DELETE CASCADE,
+                    day text NOT NULL,
+                    attempts bigint NOT NULL DEFAULT 0,
+                    successful bigint NOT NULL DEFAULT 0,
+                    errors bigint NOT NULL DEFAULT 0,
+                    total bigint NOT NULL DEFAULT 0,
+                    limit_announced boolean NOT NULL DEFAULT false,
+                    PRIMARY KEY (device_id, day)
+                )
+                """,
+                """
+                CREATE TABLE api_token (
+                    id uuid PRIMARY KEY,
+                    device_id uuid NOT NULL REFERENCES device (id) ON DELETE CASCADE,
+                    name text NOT NULL,
+                    token_hash text NOT NULL UNIQUE,
+                    created_at double precision NOT NULL,
+                    last_used_at double precision,
+                    revoked_at double precision
+                )
+                """,
+                "CREATE UNIQUE INDEX api_token_active_name ON api_token (device_id, name) WHERE revoked_at IS NULL",
+                "CREATE INDEX api_token_device ON api_token (device_id, created_at)",
+                // For the readiness probe's rolled-back write.
+                "CREATE TABLE readiness_probe (filler bytea)",
+            ])
+    ]
+
+    /// The version the schema is at once every migration ran.
+    static var latestVersion: Int { all.map(\.version).max() ?? 0 }
+
+    /// Brings the schema up to date, under the advisory lock; throws ``StoreError/schemaTooNew(found:known:)`` when a
+    /// newer Herald migrated the database past what this one knows.
+    static func migrate(_ client: PostgresClient, logger: Logger) async throws {
+        do {
+            try await migrateLocked(client, logger: logger)
+        } catch let error as PostgresTransactionError {
+            throw error.cause
+        }
+    }
+
+    private static func migrateLocked(_ client: PostgresClient, logger: Logger) async throws {
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
+            try await connection.query(
+                """
+                CREATE TABLE IF NOT EXISTS schema_version (
+                    version integer PRIMARY KEY,
+                    description text NOT NULL,
+                    applied_at timestamptz NOT NULL DEFAULT now()
+                )
+                """, logger: logger)
+            let current = try await version(of: connection.query(versionQuery, logger: logger))
+            guard current <= latestVersion else { throw StoreError.schemaTooNew(found: current, known: latestVersion) }
+            for migration in all where migration.version > current {
+                for statement in migration.statements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await connection.query(
+                    "INSERT INTO schema_version (version, description) VALUES (\(migration.version), \(migration.description))",
+                    logger: logger)
+                logger.info("Migrated the PostgreSQL schema", metadata: ["version": "\(migration.version)"])
+            }
+        }
+    }
+
+    /// The version the schema is at (0 before the first migration).
+    static func currentVersion(_ client: PostgresClient) async throws -> Int {
+        try await version(of: client.query(versionQuery))
+    }
+
+    private static let versionQuery: PostgresQuery = "SELECT coalesce(max(version), 0) FROM schema_version"
+
+    private static func version(of rows: PostgresRowSequence) async throws -> Int {
+        var current = 0
+        for try await version in rows.decode(Int.self) { current = version }
+        return current
+    }
+}

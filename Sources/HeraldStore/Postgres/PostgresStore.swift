@@ -1,0 +1,255 @@
+import Foundation
+import HeraldCore
+import Logging
+import PostgresNIO
+
+/// The store on a PostgreSQL database, through PostgresNIO's `PostgresClient` (a connection pool).
+///
+/// ```swift
+/// let store = try await PostgresStore(url: "postgres://herald:secret@127.0.0.1:5432/herald")  // migrates the schema
+/// defer { try? await store.close() }
+/// ```
+///
+/// The store owns its client: it runs the pool's `run()` in a task of its own from `init` (migrations need the pool
+/// before anything else can start) and cancels it in ``close()``. So every user of a ``HeraldStore`` (the server,
+/// whose store closer closes it at shutdown, and the `herald` tools, which open a store for one command) uses it the
+/// same way as the SQLite store, without a service group to run it in.
+///
+/// The semantics are the SQLite store's, method by method (see the files beside this one): one transaction per
+/// ``commit(_:)`` (the group commit), quota counters by atomic upserts, claims that take leases with
+/// `FOR UPDATE SKIP LOCKED`, and devices cached in memory (``DeviceCache``), each entry dropped on this instance's
+/// writes to the device and expiring after a few seconds. Several instances on one database are not supported yet:
+/// the caches and the WebSocket channel do not cross instances.
+public final class PostgresStore: HeraldStore {
+    let client: PostgresClient
+    let devices = DeviceCache()
+    let logger: Logger
+    private let writeHealth: StoreWriteHealth
+    private let running: Task<Void, Never>
+
+    /// Connects to the database a `postgres://` URL names (``PostgresURL``) and brings its schema up to date.
+    public convenience init(url: String, logger: Logger = Logger(label: "herald.store")) async throws {
+        try await self.init(configuration: PostgresURL(url).clientConfiguration, logger: logger)
+    }
+
+    /// Connects with a client configuration of one's own (tests set a `search_path` in it) and brings the schema up to
+    /// date. Throws ``StoreError/unavailable(_:)`` when that is not done within `startupTimeout` (the database cannot
+    /// be reached: the pool logs each failed connection, and would otherwise keep trying for a minute).
+    public init(
+        configuration: PostgresClient.Configuration, startupTimeout: Duration = .seconds(30),
+        logger: Logger = Logger(label: "herald.store")
+    ) async throws {
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.client = client
+        self.logger = logger
+        writeHealth = StoreWriteHealth(logger: logger, storageFailure: Self.storageFailure)
+        // The pool must be running before the first lease (PostgresNIO warns otherwise): wait until the task starts it.
+        let (started, start) = AsyncStream<Void>.makeStream()
+        running = Task {
+            start.finish()
+            await client.run()
+        }
+        for await _ in started {}
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await PostgresMigrations.migrate(client, logger: logger) }
+                group.addTask {
+                    try await Task.sleep(for: startupTimeout)
+                    let address = "\(configuration.host ?? configuration.unixSocketPath ?? "?"):\(configuration.port ?? 5432)"
+                    throw StoreError.unavailable("no connection to \(address) within \(startupTimeout) (the log says why)")
+                }
+                defer { group.cancelAll() }
+                try await group.next()
+            }
+        } catch {
+            running.cancel()
+            await running.value
+            throw (error as? StoreError) ?? StoreError.unavailable(Self.describe(error))
+        }
+    }
+
+    /// The version of the schema (``PostgresMigrations``) the database is at.
+    public func schemaVersion() async throws -> Int {
+        try await PostgresMigrations.currentVersion(client)
+    }
+
+    // MARK: Statements
+
+    /// Runs one statement that reads, and returns its rows.
+    func read(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        try await call { try await self.client.query(query).collect() }
+    }
+
+    /// Runs one statement that writes (in a transaction of its own), and returns its rows (those of `RETURNING`).
+    @discardableResult
+    func write(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        try await call { try await self.watchingWrites { try await self.client.query(query).collect() } }
+    }
+
+    /// Runs `body` in one transaction. A transaction that PostgreSQL aborted for a deadlock or a serialization
+    /// failure (two instances locking the same rows in opposite orders) rolled back entirely and is run again.
+    func transaction<Result: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> Result) async throws -> Result {
+        try await call {
+            try await self.watchingWrites {
+                var attempt = 1
+                while true {
+                    do {
+                        return try await self.client.withTransaction(logger: self.logger) { connection in try await body(connection) }
+                    } catch let error as PostgresTransactionError {
+                        guard attempt < Self.transactionAttempts, Self.isTransient(error.cause) else { throw error.cause }
+                        attempt += 1
+                    }
+                }
+            }
+        }
+    }
+
+    private static let transactionAttempts = 5
+
+    /// Runs one statement of a transaction and returns its rows.
+    @discardableResult
+    func execute(_ query: PostgresQuery, on connection: PostgresConnection) async throws -> [PostgresRow] {
+        try await connection.query(query, logger: logger).collect()
+    }
+
+    /// One call into the database. It runs apart from the calling task's cancellation, as every call into the SQLite
+    /// store runs: a call that was made completes, or fails for the database's reasons. (PostgresNIO stops waiting for a
+    /// connection when its caller is cancelled: a delivery worker cancelled at shutdown could not give its leases back.)
+    /// Its errors say what the server said (``PostgresStoreError``).
+    private func call<Result: Sendable>(_ body: @escaping @Sendable () async throws -> Result) async throws -> Result {
+        do {
+            return try await Task { try await body() }.value
+        } catch let error as PSQLError {
+            throw PostgresStoreError(sqlState: Self.sqlState(error), description: Self.describe(error))
+        }
+    }
+
+    /// A write, whose failures of the storage are remembered for `/readyz` and logged (``StoreWriteHealth``).
+    private func watchingWrites<Result>(_ body: () async throws -> Result) async throws -> Result {
+        let result: Result
+        do {
+            result = try await body()
+        } catch {
+            writeHealth.failed(error)
+            throw error
+        }
+        writeHealth.succeeded()
+        return result
+    }
+
+    // MARK: Errors
+
+    /// The SQLSTATE of a server error (`PSQLError`), if `error` is one.
+    private static func sqlState(_ error: any Error) -> String? {
+        (error as? PSQLError)?.serverInfo?[.sqlState]
+    }
+
+    /// A deadlock (40P01) or serialization failure (40001): the transaction may succeed if run again.
+    private static func isTransient(_ error: any Error) -> Bool {
+        ["40P01", "40001"].contains(sqlState(error))
+    }
+
+    /// The description of `error` when the database cannot write, whatever the request: insufficient resources
+    /// (class 53: a full disk), a system error (class 58: I/O) or a read-only database (25006: a standby).
+    @Sendable static func storageFailure(_ error: any Error) -> String? {
+        guard let state = sqlState(error), state.hasPrefix("53") || state.hasPrefix("58") || state == "25006" else { return nil }
+        return describe(error)
+    }
+
+    /// What the server or the connection said, without the query's values (`PSQLError`'s own description hides
+    /// everything).
+    static func describe(_ error: any Error) -> String {
+        guard let error = error as? PSQLError else { return "\(error)" }
+        if let message = error.serverInfo?[.message] {
+            return "\(error.serverInfo?[.sqlState] ?? "?"): \(message)"
+        }
+        return [error.code.description, error.underlying.map { "\($0)" }].compactMap { $0 }.joined(separator: ": ")
+    }
+
+    // MARK: Lifecycle
+
+    public func readiness() async -> StoreReadiness {
+        guard (try? await read("SELECT 1").count) == 1 else { return .unreachable }
+        guard writeHealth.failure != nil else { return .ready }
+        // The last write failed: try one, and roll it back.
+        do {
+            try await probeWrite()
+            writeHealth.succeeded()
+            return .ready
+        } catch {
+            writeHealth.failed(error)
+            return .cannotWrite(writeHealth.failure ?? Self.describe(error))
+        }
+    }
+
+    /// Writes 8 KiB in a transaction that is then rolled back.
+    private func probeWrite() async throws {
+        struct RolledBack: Error {}
+        do {
+            try await client.withTransaction(logger: logger) { connection in
+                try await connection.query(
+                    "INSERT INTO readiness_probe (filler) VALUES (decode(repeat('00', 8192), 'hex'))", logger: logger)
+                throw RolledBack()
+            }
+        } catch let error as PostgresTransactionError {
+            if error.closureError is RolledBack, error.rollbackError == nil { return }
+            throw error.cause
+        }
+    }
+
+    public func close() async throws {
+        running.cancel()
+        await running.value
+    }
+}
+
+// MARK: Rows
+
+extension PostgresRandomAccessRow {
+    /// The value of one column.
+    func value<Value: PostgresDecodable>(_ column: String, as type: Value.Type = Value.self) throws -> Value {
+        try self[column].decode(Value.self)
+    }
+
+    /// A time stored as `double precision` seconds since 1970.
+    func date(_ column: String) throws -> Date {
+        Date(timeIntervalSince1970: try value(column, as: Double.self))
+    }
+
+    func optionalDate(_ column: String) throws -> Date? {
+        try value(column, as: Double?.self).map(Date.init(timeIntervalSince1970:))
+    }
+
+    /// A value of an enumeration stored as its raw text.
+    func enumValue<Value: RawRepresentable>(_ column: String) throws -> Value where Value.RawValue == String {
+        let text = try value(column, as: String.self)
+        guard let value = Value(rawValue: text) else { throw CorruptPostgresRow(detail: "unknown value \(text) in \(column)") }
+        return value
+    }
+}
+
+extension PostgresBindings {
+    /// `$1`, `$2`, … bound to `values` in order; `nil` binds NULL.
+    init(binding values: [(any PostgresThrowingDynamicTypeEncodable)?]) throws {
+        self.init(capacity: values.count)
+        for value in values {
+            if let value { try append(value) } else { appendNull() }
+        }
+    }
+}
+
+extension PostgresTransactionError {
+    /// What made the transaction fail: the error of its body, of `COMMIT`, of `BEGIN` or of `ROLLBACK`.
+    var cause: any Error { closureError ?? commitError ?? beginError ?? rollbackError ?? self }
+}
+
+/// A failure of the PostgreSQL store, as the server or the connection reported it (without the query's values).
+public struct PostgresStoreError: Error, Equatable, CustomStringConvertible {
+    /// The SQLSTATE the server answered, when it answered (`23503`: a foreign key violated, for instance).
+    public var sqlState: String?
+    public var description: String
+}
+
+struct CorruptPostgresRow: Error {
+    var detail: String
+}
