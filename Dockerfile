@@ -7,11 +7,7 @@
 FROM swift:6.3-bookworm AS build
 WORKDIR /src
 RUN apt-get update && apt-get install -y --no-install-recommends libsqlite3-dev && rm -rf /var/lib/apt/lists/*
-# Dependencies first, so that a change to Herald's sources does not fetch them again.
-COPY Package.swift ./
-RUN swift package resolve
-COPY Sources ./Sources
-COPY Tests ./Tests
+COPY . .
 RUN swift build -c release --static-swift-stdlib --product herald \
     && cp .build/release/herald /herald \
     && strip /herald
