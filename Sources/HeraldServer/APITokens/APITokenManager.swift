@@ -123,12 +123,4 @@ public struct APITokenManager: Sendable {
             .invalidToken, message: message,
             headers: [.wwwAuthenticate: #"Bearer realm="herald", error="invalid_token""#])
     }
-
-    private func storeCall<Value>(_ call: () async throws -> Value) async throws -> Value {
-        do {
-            return try await call()
-        } catch {
-            throw APIError.storeUnavailable("\(error)")
-        }
-    }
 }

@@ -32,6 +32,4 @@ final class OpenConnections: Sendable {
     func closed() {
         count.wrappingSubtract(1, ordering: .relaxed)
     }
-
-    var current: Int { count.load(ordering: .relaxed) }
 }

@@ -28,12 +28,7 @@ struct NotificationStatusController<Context: RemoteAddressRequestContext>: Senda
         } else {
             device = try await authenticated(nil, request, context, notFound) { throw notFound }
         }
-        let stored: PushNotification?
-        do {
-            stored = try await store.notification(id: id)
-        } catch {
-            throw APIError.storeUnavailable("\(error)")
-        }
+        let stored = try await storeCall { try await store.notification(id: id) }
         guard let notification = stored, notification.deviceID == device.id else { throw notFound }
         var body: JSONObject = [
             "id": .string(notification.id.uuidString.lowercased()), "status": .string(notification.status.rawValue),

@@ -46,10 +46,6 @@ struct DeviceDirectory: Sendable {
     }
 
     private func lookUp(_ userID: String) async throws -> Device? {
-        do {
-            return try await store.device(userIDHash: Secrets.hash(userID.lowercased()))
-        } catch {
-            throw APIError.storeUnavailable("\(error)")
-        }
+        try await storeCall { try await store.device(userIDHash: Secrets.hash(userID.lowercased())) }
     }
 }

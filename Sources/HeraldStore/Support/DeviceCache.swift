@@ -66,9 +66,4 @@ final class DeviceCache: Sendable {
             if let entry = state.byID.removeValue(forKey: id) { state.idByUserIDHash[entry.device.userIDHash] = nil }
         }
     }
-
-    /// Forgets every device (a write that may touch several: a token moved away from other devices).
-    func invalidateAll() {
-        state.withLock { $0 = State() }
-    }
 }
