@@ -26,7 +26,7 @@ struct CommandLineTests {
             let userID = try #require(credentials["user_id"]?.stringValue)
             let secret = try #require(credentials["device_secret"]?.stringValue)
 
-            let listener = try HeraldProcess(["listen", "--server", server, "--user-id", userID, "--device-secret", secret, "--json"])
+            let listener = try await HeraldProcess(["listen", "--server", server, "--user-id", userID, "--device-secret", secret, "--json"])
             #expect(await listener.waitForOutput(containing: "listening for notifications"))
 
             let sent = try await client.notify(userID, title: "Person detected", body: "Front Door")
@@ -94,14 +94,14 @@ struct CommandLineTests {
             "HERALD_APNS_KEY_PATH": keyPath, "HERALD_APNS_KEY_ID": key.keyID, "HERALD_APNS_TEAM_ID": key.teamID,
             "HERALD_APNS_TOPIC": "io.herald.app",
         ]) { _, new in new }
-        let check = try HeraldProcess(["apns", "check"], environment: environment)
+        let check = try await HeraldProcess(["apns", "check"], environment: environment)
         #expect(await check.waitForExit() == 0, "\(check.log)")
         #expect(check.log.contains("key id: \(key.keyID)"))
         #expect(check.log.contains("topic: io.herald.app"))
         #expect(!check.log.contains("PRIVATE KEY"))
 
         environment["HERALD_APNS_KEY_PATH"] = try TestKeys.writeFile(named: "not-a-key.p8", containing: "hello")
-        let bad = try HeraldProcess(["apns", "check"], environment: environment)
+        let bad = try await HeraldProcess(["apns", "check"], environment: environment)
         #expect(await bad.waitForExit() != 0)
         #expect(bad.log.contains("HERALD_APNS_KEY_PATH:"))
 
@@ -109,7 +109,7 @@ struct CommandLineTests {
         let registration = try await server.run { client in try await client.register() }
         var storeEnvironment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
         storeEnvironment["HERALD_DATABASE_URL"] = server.databasePath
-        let set = try HeraldProcess(["limits", "set", registration.userID, "5"], environment: storeEnvironment)
+        let set = try await HeraldProcess(["limits", "set", registration.userID, "5"], environment: storeEnvironment)
         #expect(await set.waitForExit() == 0, "\(set.log)")
         #expect(set.log.contains("set to 5"))
         try await server.run { client in

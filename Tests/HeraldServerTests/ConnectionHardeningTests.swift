@@ -162,7 +162,7 @@ struct ConnectionHardeningTests {
     @Test("SIGTERM stops the server within the shutdown timeout although a client holds a half-sent head")
     func shutdownIsBounded() async throws {
         // Not the runner's HERALD_ variables (CI sets HERALD_TEST_POSTGRES_URL, which `herald serve` does not know).
-        let herald = try HeraldProcess(environment: HeraldProcess.serveEnvironment(["HERALD_SHUTDOWN_TIMEOUT": "1"]))
+        let herald = try await HeraldProcess(environment: HeraldProcess.serveEnvironment(["HERALD_SHUTDOWN_TIMEOUT": "1"]))
         let port = try await herald.port()
         let stalled = try RawConnection(port: port)
         stalled.send("POST /api/push/notify HTTP/1.1\r\nHost: herald\r\nContent-")

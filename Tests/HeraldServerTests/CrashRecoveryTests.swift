@@ -31,7 +31,7 @@ struct CrashRecoveryTests {
             "HERALD_APNS_CA_PATH": apns.caPath,
         ]) { _, new in new }
 
-        let first = try HeraldProcess(environment: environment)
+        let first = try await HeraldProcess(environment: environment)
         let port = try await first.port()
         let base = "http://127.0.0.1:\(port)"
         let registered = try await post(base + "/api/push/register", #"{"token": "\#(Fixtures.apnsToken(0x5a))"}"#)
@@ -51,7 +51,7 @@ struct CrashRecoveryTests {
         #expect(await first.waitForExit() != 0)
         apns.clearFaults()
 
-        let second = try HeraldProcess(environment: environment)
+        let second = try await HeraldProcess(environment: environment)
         _ = try await second.port()
         let delivered = await eventually(attempts: 600) {
             Set(apns.acceptedPushes.compactMap { $0.header("apns-id") }).isSuperset(of: accepted)
@@ -74,7 +74,7 @@ struct CrashRecoveryTests {
             "HERALD_HOST": "127.0.0.1", "HERALD_PORT": "0", "HERALD_LOG_LEVEL": "info", "HERALD_DATABASE_URL": path,
             "HERALD_RATE_LIMIT_DAILY": "1000000", "HERALD_DELIVERY_WAIT_MS": "0",
         ]) { _, new in new }
-        let herald = try HeraldProcess(environment: environment)
+        let herald = try await HeraldProcess(environment: environment)
         let port = try await herald.port()
         var userIDs: [String] = []
         for index in 0..<4 {
@@ -136,7 +136,7 @@ struct CrashRecoveryTests {
         ]) { _, new in new }
 
         // Two instances (as on two hosts): the second must wait for the first one's leases to expire.
-        let first = try HeraldProcess(environment: environment.merging(["HERALD_INSTANCE_ID": "first"]) { _, new in new })
+        let first = try await HeraldProcess(environment: environment.merging(["HERALD_INSTANCE_ID": "first"]) { _, new in new })
         let port = try await first.port()
         let base = "http://127.0.0.1:\(port)"
         let registered = try await post(base + "/api/push/register", #"{"token": "\#(Fixtures.apnsToken(0x6b))"}"#)
@@ -160,7 +160,7 @@ struct CrashRecoveryTests {
         try await store.close()
         apns.clearFaults()
 
-        let second = try HeraldProcess(environment: environment.merging(["HERALD_INSTANCE_ID": "second"]) { _, new in new })
+        let second = try await HeraldProcess(environment: environment.merging(["HERALD_INSTANCE_ID": "second"]) { _, new in new })
         _ = try await second.port()
         let wanted = Set(expiries.keys)
         #expect(await eventually(attempts: 600) { Set(apns.acceptedPushes.compactMap { $0.header("apns-id") }) == wanted })

@@ -1,4 +1,6 @@
 import Foundation
+import Subprocess
+import SystemPackage
 import Testing
 
 /// Issue 13, item 4: the systemd unit in deploy/ is valid (`systemd-analyze verify`, where systemd is installed; the
@@ -22,19 +24,14 @@ struct DeploymentFilesTests {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let copy = folder.appendingPathComponent("herald.service")
-        try unit.replacingOccurrences(of: "/usr/local/bin/herald", with: try HeraldProcess.binary().path)
+        try unit.replacingOccurrences(of: "/usr/local/bin/herald", with: try await HeraldProcess.binary().path)
             .write(to: copy, atomically: true, encoding: .utf8)
 
-        let verify = Process()
-        verify.executableURL = URL(fileURLWithPath: Self.systemdAnalyze)
-        verify.arguments = ["verify", copy.path]
-        let output = Pipe()
-        verify.standardOutput = output
-        verify.standardError = output
-        try verify.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        verify.waitUntilExit()
-        #expect(verify.terminationStatus == 0, "\(text)")
+        let verify = try await Subprocess.run(
+            .path(FilePath(Self.systemdAnalyze)), arguments: ["verify", copy.path], output: .string(limit: 1 << 20),
+            error: .combinedWithOutput)
+        let text = verify.standardOutput
+        #expect(verify.terminationStatus.isSuccess, "\(text)")
         #expect(!text.contains("herald.service"), "systemd-analyze complained:\n\(text)")
     }
 

@@ -61,7 +61,7 @@ struct OperatorLogTests {
 
     @Test("HERALD_LOG_FORMAT=json: every line herald serve writes is one JSON object")
     func jsonLogs() async throws {
-        let herald = try HeraldProcess(environment: HeraldProcess.serveEnvironment(["HERALD_LOG_FORMAT": "json"]))
+        let herald = try await HeraldProcess(environment: HeraldProcess.serveEnvironment(["HERALD_LOG_FORMAT": "json"]))
         let port = try await herald.port()
         let connection = try RawConnection(port: port)
         connection.send("GET /healthz HTTP/1.1\r\nHost: herald\r\nConnection: close\r\n\r\n")

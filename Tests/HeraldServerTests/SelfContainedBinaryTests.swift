@@ -12,15 +12,15 @@ struct SelfContainedBinaryTests {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let copy = folder.appendingPathComponent("herald")
-        try FileManager.default.copyItem(at: try HeraldProcess.binary(), to: copy)
+        try FileManager.default.copyItem(at: try await HeraldProcess.binary(), to: copy)
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["herald"])
 
-        let version = try HeraldProcess(["--version"], executable: copy, directory: folder)
+        let version = try await HeraldProcess(["--version"], executable: copy, directory: folder)
         #expect(await version.waitForExit() == 0)
         #expect(await version.waitForOutput(containing: HeraldVersion.current, within: 5))
 
         // The default store: ./herald.sqlite, in the folder.
-        let herald = try HeraldProcess(
+        let herald = try await HeraldProcess(
             ["serve"], environment: HeraldProcess.inheritedEnvironment(["HERALD_HOST": "127.0.0.1", "HERALD_PORT": "0"]),
             executable: copy, directory: folder)
         let port = try await herald.port()

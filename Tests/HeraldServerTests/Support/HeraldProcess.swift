@@ -1,4 +1,6 @@
 import Foundation
+import Subprocess
+import SystemPackage
 import Synchronization
 
 #if canImport(Glibc)
@@ -6,14 +8,25 @@ import Glibc
 #endif
 
 /// A real `herald` child process (the binary built beside the tests), its output captured.
+///
+/// Started with swift-subprocess, not Foundation's `Process`: on Linux, `Process.run()` reads `/proc/self/fd` with a
+/// 256-byte over-read that crashes the test process once it holds about 1,400 descriptors, which a parallel test run
+/// does (swift-corelibs-foundation#5472).
 final class HeraldProcess: Sendable {
-    private let process: Process
-    private let output = OutputBuffer()
+    private let identifier: pid_t
+    private let output: OutputBuffer
+    private let runner: Task<Int32, Never>
 
     final class OutputBuffer: Sendable {
-        private let text = Mutex("")
-        func append(_ more: String) { text.withLock { $0 += more } }
-        var value: String { text.withLock { $0 } }
+        private let bytes = Mutex<[UInt8]>([])
+        private let reaped = Mutex(false)
+        func append(_ more: UnsafeRawBufferPointer) { bytes.withLock { $0.append(contentsOf: more) } }
+        var value: String { bytes.withLock { String(decoding: $0, as: UTF8.self) } }
+        /// Set once the child has been waited for: its process ID may belong to another process from then on.
+        var ended: Bool {
+            get { reaped.withLock { $0 } }
+            set { reaped.withLock { $0 = newValue } }
+        }
     }
 
     /// Starts `executable` (the built `herald` by default) in `directory` (the test's own by default). By default the
@@ -22,26 +35,46 @@ final class HeraldProcess: Sendable {
     init(
         _ arguments: [String] = ["serve"], environment: [String: String] = HeraldProcess.inheritedEnvironment(),
         executable: URL? = nil, directory: URL? = nil
-    ) throws {
-        let process = Process()
-        process.executableURL = try executable ?? Self.binary()
-        process.currentDirectoryURL = directory
-        process.arguments = arguments
-        process.environment = environment
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        self.process = process
-        pipe.fileHandleForReading.readabilityHandler = { [output] handle in
-            let text = String(decoding: handle.availableData, as: UTF8.self)
-            output.append(text)
+    ) async throws {
+        let path: URL
+        if let executable { path = executable } else { path = try await Self.binary() }
+        let output = OutputBuffer()
+        let (started, starting) = AsyncStream.makeStream(of: Result<pid_t, any Error>.self)
+        let variables = Dictionary(uniqueKeysWithValues: environment.compactMap { key, value in
+            Environment.Key(rawValue: key).map { ($0, value) }
+        })
+        runner = Task {
+            defer { output.ended = true }
+            do {
+                let result = try await Subprocess.run(
+                    .path(FilePath(path.path)), arguments: Arguments(arguments), environment: .custom(variables),
+                    workingDirectory: directory.map { FilePath($0.path) }, input: .none, output: .sequence,
+                    error: .combinedWithOutput
+                ) { execution in
+                    starting.yield(.success(execution.processIdentifier.value))
+                    for try await chunk in execution.standardOutput { chunk.withUnsafeBytes { output.append($0) } }
+                }
+                switch result.terminationStatus {
+                case .exited(let code): return code
+                case .signaled(let signal): return 128 + signal  // as a shell reports it
+                }
+            } catch {
+                starting.yield(.failure(error))
+                return -1
+            }
         }
-        try process.run()
+        var first: Result<pid_t, any Error>?
+        for await event in started {
+            first = event
+            break
+        }
+        self.output = output
+        self.identifier = try first?.get() ?? -1
     }
 
     /// A test that fails before it stops its server must not leave the process running.
     deinit {
-        if process.isRunning { _ = Glibc.kill(process.processIdentifier, SIGKILL) }
+        if !output.ended { kill(SIGKILL) }
     }
 
     /// This process's environment without its HERALD_ variables, plus `options`.
@@ -62,7 +95,6 @@ final class HeraldProcess: Sendable {
                 let digits = log[range.upperBound...].prefix(while: \.isNumber)
                 if let port = Int(digits) { return port }
             }
-            if !process.isRunning { break }
             try await Task.sleep(for: .milliseconds(50))
         }
         throw ProcessError(log: output.value)
@@ -72,9 +104,8 @@ final class HeraldProcess: Sendable {
 
     /// Runs `herald <arguments>` to completion; returns its exit status and everything it printed.
     static func run(_ arguments: [String]) async throws -> (status: Int32, output: String) {
-        let process = try HeraldProcess(arguments)
+        let process = try await HeraldProcess(arguments)
         let status = await process.waitForExit()
-        try? await Task.sleep(for: .milliseconds(50))  // let the pipe drain
         return (status, process.log)
     }
 
@@ -87,12 +118,12 @@ final class HeraldProcess: Sendable {
         return false
     }
 
-    func kill(_ signal: Int32) { _ = Glibc.kill(process.processIdentifier, signal) }
-
-    func waitForExit() async -> Int32 {
-        while process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
-        return process.terminationStatus
+    func kill(_ signal: Int32) {
+        if identifier > 0 { _ = Glibc.kill(identifier, signal) }
     }
+
+    /// The exit status once the process has ended and its output is read (128 + N after signal N).
+    func waitForExit() async -> Int32 { await runner.value }
 
     struct ProcessError: Error, CustomStringConvertible {
         var log: String
@@ -100,16 +131,14 @@ final class HeraldProcess: Sendable {
     }
 
     /// The `herald` executable next to the test bundle; built with `swift build --product herald` if it is missing.
-    static func binary() throws -> URL {
+    static func binary() async throws -> URL {
         let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         let candidates = [bundle.appendingPathComponent("herald"), bundle.deletingLastPathComponent().appendingPathComponent("herald")]
         if let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) { return found }
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let build = Process()
-        build.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        build.arguments = ["swift", "build", "--product", "herald", "--package-path", root.path]
-        try build.run()
-        build.waitUntilExit()
+        _ = try await Subprocess.run(
+            .path("/usr/bin/env"), arguments: ["swift", "build", "--product", "herald", "--package-path", root.path],
+            output: .discarded, error: .discarded)
         guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
             throw ProcessError(log: "no herald executable in \(bundle.path)")
         }
