@@ -171,6 +171,7 @@ let package = Package(
                 // that holds many sockets (swift-corelibs-foundation#5472).
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),  // a database per multi-instance test
             ],
             swiftSettings: swiftSettings
         ),

@@ -19,6 +19,8 @@ public enum AttemptVerdict: Sendable, Equatable {
     case refused(reason: String)
     /// Its time to live passed before anything took it.
     case expired
+    /// A WebSocket client of its device is connected to another instance, which was asked to deliver it.
+    case handedOver(instance: String)
 }
 
 /// A notification after a delivery attempt, with the verdict the attempt reached (classified once, by the provider).
@@ -54,6 +56,9 @@ public final class DeliveryWorker: Service, Sendable {
         public var scheduleCapacity: Int
         /// How long a send request waits for the first attempt.
         public var deliveryWait: Duration
+        /// A notification handed to the instance where its device's WebSocket client is connected is due again here
+        /// after this long, in case that instance did not take it (it died, or the client left).
+        public var handOverTimeout: TimeInterval
         /// This instance's name in leases; unique per process unless set. An instance that restarts under the same
         /// name takes back its own leases at once (they belong to its dead predecessor); under another name it waits
         /// for them to expire.
@@ -62,7 +67,7 @@ public final class DeliveryWorker: Service, Sendable {
         public init(
             maximumConcurrentDeliveries: Int = 256, retryPolicy: RetryPolicy = .init(), leaseDuration: TimeInterval = 30,
             tick: Duration = .milliseconds(100), refillInterval: Duration = .seconds(5), scheduleCapacity: Int = 50_000,
-            deliveryWait: Duration = .milliseconds(500), instanceID: String? = nil
+            deliveryWait: Duration = .milliseconds(500), handOverTimeout: TimeInterval = 15, instanceID: String? = nil
         ) {
             self.maximumConcurrentDeliveries = maximumConcurrentDeliveries
             self.retryPolicy = retryPolicy
@@ -71,6 +76,7 @@ public final class DeliveryWorker: Service, Sendable {
             self.refillInterval = refillInterval
             self.scheduleCapacity = scheduleCapacity
             self.deliveryWait = deliveryWait
+            self.handOverTimeout = handOverTimeout
             self.instanceID = instanceID
         }
 
@@ -121,6 +127,7 @@ public final class DeliveryWorker: Service, Sendable {
     private let store: any HeraldStore
     private let providers: [Platform: any PushProvider]
     private let localChannel: (any LocalChannel)?
+    private let cluster: (any Cluster)?
     private let clock: any WallClock
     private let configuration: Configuration
     private let logger: Logger
@@ -135,6 +142,7 @@ public final class DeliveryWorker: Service, Sendable {
         self.store = store
         self.providers = Dictionary(providers.map { ($0.platform, $0) }, uniquingKeysWith: { first, _ in first })
         self.localChannel = localChannel
+        self.cluster = store.cluster
         self.clock = clock
         self.configuration = configuration
         self.logger = logger
@@ -147,9 +155,11 @@ public final class DeliveryWorker: Service, Sendable {
 
     // MARK: What the pipeline and the channels call
 
-    /// Whether something can deliver to this device now: a provider for its platform, or an open local connection.
+    /// Whether something can deliver to this device now: a provider for its platform, or an open local connection
+    /// (on this instance or another one).
     public func canDeliver(to device: Device) -> Bool {
         providers[device.platform] != nil && device.token != nil || localChannel?.isConnected(device.id) == true
+            || cluster?.instance(connectedTo: device.id, besides: instanceID) != nil
     }
 
     /// A lease for a notification about to be accepted, or `nil` when delivery is saturated (the notification is then
@@ -410,6 +420,10 @@ public final class DeliveryWorker: Service, Sendable {
             }
             outcome.notification.updatedAt = clock.now()
             try await outbox.save(outcome)
+            if case .handedOver(let instance) = verdict {
+                // The lease is given back (saved above): the instance with the client claims it now.
+                try? await cluster?.send(.deliverPending(deviceID: notification.deviceID, instance: instance))
+            }
         } catch {
             logger.error(
                 "Saving a delivery outcome failed; the notification is tried again when its lease expires",
@@ -419,7 +433,8 @@ public final class DeliveryWorker: Service, Sendable {
         return AttemptReport(notification: outcome.notification, verdict: verdict)
     }
 
-    /// Order: an open local connection first (the WebSocket channel), then the device's cloud provider.
+    /// Order: an open local connection first (the WebSocket channel), then one on another instance (which is handed
+    /// the notification), then the device's cloud provider.
     private func deliver(_ original: PushNotification, to device: Device) async -> (DeliveryOutcome, AttemptVerdict) {
         var notification = original
         let now = clock.now()
@@ -430,6 +445,12 @@ public final class DeliveryWorker: Service, Sendable {
             notification.providerMessageID = nil
             notification.lastError = nil
             return (DeliveryOutcome(notification: notification), .delivered)
+        }
+        if !isConnected, let instance = cluster?.instance(connectedTo: device.id, besides: instanceID) {
+            // Still pending, lease given back: that instance claims it (and falls back to the provider itself if its
+            // client does not confirm); due here again only if it does not.
+            notification.nextAttemptAt = now.addingTimeInterval(configuration.handOverTimeout)
+            return (DeliveryOutcome(notification: notification), .handedOver(instance: instance))
         }
         if let provider = providers[device.platform], device.token != nil {
             notification.attempts += 1

@@ -124,7 +124,7 @@ public struct SendPipeline: Sendable {
             return SendReceipt(notification: notification, truncated: fitted.truncated, warning: nil, quota: quotaStatus)
         }
         switch report.verdict {
-        case .delivered, .willRetry, .parked:
+        case .delivered, .willRetry, .parked, .handedOver:
             return SendReceipt(notification: report.notification, truncated: fitted.truncated, warning: nil, quota: quotaStatus)
         case .deadToken(let reason), .deviceUnavailable(let reason):
             throw .deadTokenDetected(notificationID: notification.id, reason: reason)

@@ -206,4 +206,10 @@ public protocol HeraldStore: DeviceStore, NotificationStore, APITokenStore {
     func readiness() async -> StoreReadiness
     /// Releases the backend's resources; nothing may be called afterwards.
     func close() async throws
+    /// The other instances on the same database, when the backend is shared (PostgreSQL); `nil` otherwise.
+    var cluster: (any Cluster)? { get }
+}
+
+extension HeraldStore {
+    public var cluster: (any Cluster)? { nil }
 }

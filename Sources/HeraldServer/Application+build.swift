@@ -51,7 +51,7 @@ public func buildApplication(
         configuration: .init(
             maximumConcurrentDeliveries: configuration.deliveryConcurrency, leaseDuration: configuration.leaseDuration,
             deliveryWait: configuration.deliveryWait,
-            instanceID: configuration.instanceID ?? "\(ProcessInfo.processInfo.hostName):\(configuration.port)"),
+            instanceID: configuration.instanceID ?? defaultInstanceID(port: configuration.port)),
         logger: logger)
     var configuration = configuration
     if let files = OpenFileLimit.raise(), files - OpenFileLimit.reserve < configuration.connectionLimits.maximumConnections {
@@ -63,15 +63,26 @@ public func buildApplication(
     let pipeline = SendPipeline(
         store: store, worker: worker, clock: clock,
         configuration: .init(dailyLimit: configuration.dailyLimit, timeToLive: configuration.notificationTTL))
+    let link = store.cluster.map { ClusterLink(cluster: $0, hub: hub, worker: worker, logger: logger) }
     let (router, webSocketRouter) = buildRouters(
-        store: store, pipeline: pipeline, worker: worker, hub: hub, clock: clock, bodyLimit: configuration.maximumBodyBytes,
-        registration: .init(configuration), addresses: try ClientAddressResolver(configuration))
+        store: store, pipeline: pipeline, worker: worker, hub: hub, link: link, clock: clock,
+        bodyLimit: configuration.maximumBodyBytes, registration: .init(configuration),
+        addresses: try ClientAddressResolver(configuration))
     return Application(
         router: AccessLog(MethodCheckingRouter(router: router), logsRequests: configuration.accessLog),
         server: guardedServer(webSocketRouter: webSocketRouter, configuration: configuration),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Herald"),
-        services: closers + [worker, hub],
+        // Stopped in reverse order: the cluster is told this instance leaves, sockets close, leases are given back,
+        // then the provider and the store close.
+        services: closers + [worker, hub] + (link.map { [$0] } ?? []),
         logger: logger)
+}
+
+/// `HOST:PORT`: unique among instances on one database, and the same after a restart (which then takes its
+/// predecessor's leases back at once). With port 0 (a port chosen by the system) a random suffix stands for the port.
+func defaultInstanceID(port: Int) -> String {
+    let host = ProcessInfo.processInfo.hostName
+    return port == 0 ? "\(host):0-\(UUID().uuidString.lowercased().prefix(8))" : "\(host):\(port)"
 }
 
 /// HTTP/1.1 with the WebSocket upgrade, every connection under a ``ConnectionGuard`` (timeouts, connection cap,
@@ -91,8 +102,8 @@ func guardedServer(webSocketRouter: Router<HeraldRequestContext>, configuration:
 
 /// The HTTP router, and the one that decides WebSocket upgrades (it sees only requests that ask for one).
 func buildRouters(
-    store: any HeraldStore, pipeline: SendPipeline, worker: DeliveryWorker, hub: WebSocketHub, clock: any WallClock,
-    bodyLimit: Int, registration: RegistrationSettings, addresses: ClientAddressResolver
+    store: any HeraldStore, pipeline: SendPipeline, worker: DeliveryWorker, hub: WebSocketHub, link: ClusterLink? = nil,
+    clock: any WallClock, bodyLimit: Int, registration: RegistrationSettings, addresses: ClientAddressResolver
 ) -> (http: Router<HeraldRequestContext>, webSocket: Router<HeraldRequestContext>) {
     let router = Router(context: HeraldRequestContext.self, options: .autoGenerateHeadEndpoints)
     router.add(middleware: JSONErrorMiddleware())
@@ -132,7 +143,7 @@ func buildRouters(
     HomeAssistantController(pipeline: pipeline, directory: directory, credentials: credentials, clock: clock, bodyLimit: bodyLimit)
         .addRoutes(to: api)
     let webSocketRouter = Router(context: HeraldRequestContext.self)
-    WebSocketController(hub: hub, directory: directory, credentials: credentials, worker: worker)
+    WebSocketController(hub: hub, directory: directory, credentials: credentials, worker: worker, link: link)
         .addRoutes(to: router, upgradesOn: webSocketRouter)
     return (router, webSocketRouter)
 }

@@ -18,6 +18,8 @@ struct WebSocketController<Context: RemoteAddressRequestContext & WebSocketReque
     let directory: DeviceDirectory
     let credentials: CredentialGuard
     let worker: DeliveryWorker
+    /// The other instances on the database, when there are (PostgreSQL).
+    let link: ClusterLink?
 
     static var path: RouterPath { "api/push/websocket" }
 
@@ -45,7 +47,10 @@ struct WebSocketController<Context: RemoteAddressRequestContext & WebSocketReque
         // One task per socket: this one, reading. Events are written by the hub's send queue, whose writer runs only
         // while events wait (an idle subscribed socket costs no task of its own).
         defer {
-            if let subscription { hub.unsubscribe(subscription.id, deviceID: subscription.deviceID) }
+            if let subscription {
+                hub.unsubscribe(subscription.id, deviceID: subscription.deviceID)
+                link?.clientLeft(subscription.deviceID)
+            }
         }
         do {
             var frames = inbound.messages(maxSize: Self.maximumMessageSize).makeAsyncIterator()
@@ -70,8 +75,13 @@ struct WebSocketController<Context: RemoteAddressRequestContext & WebSocketReque
                 case .confirm(let id, let confirmID):
                     // The message type refuses a confirmation on a socket without a subscription.
                     guard let subscription else { continue }
+                    // No delivery here waits for it: the client may have received it on a socket to another instance.
+                    var confirmed = hub.confirm(confirmID, deviceID: subscription.deviceID)
+                    if !confirmed, let link {
+                        confirmed = await link.forwardConfirmation(confirmID, deviceID: subscription.deviceID)
+                    }
                     let answer =
-                        hub.confirm(confirmID, deviceID: subscription.deviceID)
+                        confirmed
                         ? Self.success(id: id)
                         : WebSocketErrorResult(id: id, .notFound, "No notification waits for this confirm_id.").json
                     try await send(answer, on: outbound)
@@ -108,7 +118,10 @@ struct WebSocketController<Context: RemoteAddressRequestContext & WebSocketReque
             try await outbound.close(.policyViolation, reason: "wrong device secret")
             return .closed
         }
-        if let previous { hub.unsubscribe(previous.id, deviceID: previous.deviceID) }
+        if let previous {
+            hub.unsubscribe(previous.id, deviceID: previous.deviceID)
+            if previous.deviceID != device.id { link?.clientLeft(previous.deviceID) }
+        }
         // The result goes out before any event: the subscription starts after it is written.
         try await send(Self.success(id: id), on: outbound)
         guard
@@ -121,6 +134,8 @@ struct WebSocketController<Context: RemoteAddressRequestContext & WebSocketReque
             return .closed
         }
         logger.info("WebSocket client subscribed", metadata: ["device": "\(device.id)", "confirm": "\(supportsConfirm)"])
+        // Other instances hand this device's notifications here from now on; what they accepted before is pending.
+        await link?.clientSubscribed(device.id)
         await worker.deliverPending(of: device.id)
         return .subscribed((subscribed, device.id))
     }

@@ -114,7 +114,20 @@ enum PostgresMigrations {
                 "CREATE INDEX api_token_device ON api_token (device_id, created_at)",
                 // For the readiness probe's rolled-back write.
                 "CREATE TABLE readiness_probe (filler bytea)",
-            ])
+            ]),
+        Migration(
+            version: 2, description: "which instance has a WebSocket client of which device (several instances)",
+            statements: [
+                """
+                CREATE TABLE websocket_presence (
+                    device_id uuid NOT NULL,
+                    instance_id text NOT NULL,
+                    heard_at double precision NOT NULL,
+                    PRIMARY KEY (device_id, instance_id)
+                )
+                """,
+                "CREATE INDEX websocket_presence_instance ON websocket_presence (instance_id)",
+            ]),
     ]
 
     /// The version the schema is at once every migration ran.

@@ -12,6 +12,7 @@ extension PostgresStore {
                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
                     """, binds: try Self.bindings(device)))
         devices.invalidate(id: device.id)
+        await presence.devicesChanged([device.id])
     }
 
     public func updateDevice(_ device: Device) async throws {
@@ -24,6 +25,7 @@ extension PostgresStore {
                     RETURNING id
                     """, binds: try Self.bindings(device)))
         devices.invalidate(id: device.id)
+        await presence.devicesChanged([device.id])
         if updated.isEmpty { throw StoreError.notFound("device") }
     }
 
@@ -52,11 +54,14 @@ extension PostgresStore {
     public func deleteDevice(id: Device.ID) async throws {
         try await write("DELETE FROM device WHERE id = \(id)")
         devices.invalidate(id: id)
+        await presence.devicesChanged([id])
     }
 
     public func deactivateDevice(id: Device.ID, token: String, reason: String, at date: Date) async throws {
         let deactivated = try await write(Self.deactivation(token: token, usedFor: id, reason: reason, at: date))
-        for row in deactivated { devices.invalidate(id: try row.decode(UUID.self)) }
+        let ids = try deactivated.map { try $0.decode(UUID.self) }
+        for id in ids { devices.invalidate(id: id) }
+        await presence.devicesChanged(ids)
     }
 
     /// Deactivates every device of `deviceID`'s platform bound to the dead `token`; returns their ids.

@@ -18,6 +18,7 @@ extension PostgresStore {
             throw StoreError.notFound("device")  // an accept for a device that is gone: nothing of the batch is written
         }
         for id in deactivated { devices.invalidate(id: id) }
+        await presence.devicesChanged(deactivated)
         return decisions
     }
 

@@ -17,12 +17,15 @@ import PostgresNIO
 ///
 /// The semantics are the SQLite store's, method by method (see the files beside this one): one transaction per
 /// ``commit(_:)`` (the group commit), quota counters by atomic upserts, claims that take leases with
-/// `FOR UPDATE SKIP LOCKED`, and devices cached in memory (``DeviceCache``), each entry dropped on this instance's
-/// writes to the device and expiring after a few seconds. Several instances on one database are not supported yet:
-/// the caches and the WebSocket channel do not cross instances.
+/// `FOR UPDATE SKIP LOCKED`, and devices cached in memory (``DeviceCache``), each entry dropped on every instance when
+/// any instance writes the device. Several instances on one database work as one: they tell each other what the
+/// tables do not say through `LISTEN`/`NOTIFY` (``PostgresCluster``: where WebSocket clients are connected,
+/// notifications handed over, confirmations, device changes).
 public final class PostgresStore: HeraldStore {
     let client: PostgresClient
     let devices = DeviceCache()
+    /// This store's link to the other instances on the database.
+    let presence: PostgresCluster
     let logger: Logger
     private let writeHealth: StoreWriteHealth
     private let running: Task<Void, Never>
@@ -43,6 +46,7 @@ public final class PostgresStore: HeraldStore {
         self.client = client
         self.logger = logger
         writeHealth = StoreWriteHealth(logger: logger, storageFailure: Self.storageFailure)
+        presence = PostgresCluster(client: client, channel: "herald", devices: devices, logger: logger)
         // The pool must be running before the first lease (PostgresNIO warns otherwise): wait until the task starts it.
         let (started, start) = AsyncStream<Void>.makeStream()
         running = Task {
@@ -52,7 +56,12 @@ public final class PostgresStore: HeraldStore {
         for await _ in started {}
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await PostgresMigrations.migrate(client, logger: logger) }
+                group.addTask { [presence] in
+                    try await PostgresMigrations.migrate(client, logger: logger)
+                    // One channel per schema: stores in other schemas of the database (tests) are other clusters.
+                    let schema = try await client.query("SELECT current_schema()").collect().first?.decode(String.self) ?? "public"
+                    try await presence.start(channel: "herald." + schema)
+                }
                 group.addTask {
                     try await Task.sleep(for: startupTimeout)
                     let address = "\(configuration.host ?? configuration.unixSocketPath ?? "?"):\(configuration.port ?? 5432)"
@@ -62,6 +71,7 @@ public final class PostgresStore: HeraldStore {
                 try await group.next()
             }
         } catch {
+            await presence.stop()
             running.cancel()
             await running.value
             throw (error as? StoreError) ?? StoreError.unavailable(Self.describe(error))
@@ -197,7 +207,10 @@ public final class PostgresStore: HeraldStore {
         }
     }
 
+    public var cluster: (any Cluster)? { presence }
+
     public func close() async throws {
+        await presence.stop()
         running.cancel()
         await running.value
     }

@@ -60,6 +60,12 @@ final class DeviceCache: Sendable {
         }
     }
 
+    /// Forgets every device (changes made elsewhere may have been missed: another instance's, while the PostgreSQL
+    /// store was not listening).
+    func forgetAll() {
+        state.withLock { $0 = State() }
+    }
+
     /// Forgets one device (it was written).
     func invalidate(id: Device.ID) {
         state.withLock { state in
