@@ -32,7 +32,8 @@ final class PostgresCluster: Cluster {
         case disconnected(deviceID: Device.ID, instance: String)
         case alive(instance: String)
         case left(instance: String)
-        case devicesChanged([Device.ID])
+        /// `echo`: the sender's id for it, so that it knows when its own message came back.
+        case devicesChanged([Device.ID], echo: UUID)
     }
 
     private struct State {
@@ -54,6 +55,8 @@ final class PostgresCluster: Cluster {
     /// The `LISTEN`/`NOTIFY` channel (set by ``start(channel:)``).
     var channel: String { channelName.withLock { $0 } }
     private let tasks = Mutex<[Task<Void, Never>]>([])
+    /// Messages this process sent and waits to hear back (``devicesChanged(_:)``).
+    private let echoes = Mutex<[UUID: CheckedContinuation<Void, Never>]>([:])
 
     init(client: PostgresClient, channel: String, devices: DeviceCache, logger: Logger) {
         self.client = client
@@ -125,19 +128,33 @@ final class PostgresCluster: Cluster {
         try await announce(.message(message))
     }
 
-    /// Tells every instance that these devices were written (each drops them from its cache).
+    /// Tells every instance that these devices were written (each drops them from its cache), and returns once this
+    /// instance heard its own message back (or after ``echoWait``): PostgreSQL delivers a notification to every
+    /// listening connection at the same time, so by then the others have it too. A request that wrote a device is
+    /// answered after that, and the next request, on whatever instance, sees the change.
     func devicesChanged(_ ids: [Device.ID]) async {
         guard !ids.isEmpty else { return }
         // A message is at most 8,000 bytes: 100 ids (37 bytes each in JSON) at a time.
         for start in stride(from: 0, to: ids.count, by: 100) {
-            do {
-                try await announce(.devicesChanged(Array(ids[start..<min(start + 100, ids.count)])))
-            } catch {
-                // The cache entries of other instances expire on their own (DeviceCache's time to live).
-                logger.warning("Announcing device changes to other instances failed", metadata: ["error": "\(error)"])
+            let echo = UUID()
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                echoes.withLock { $0[echo] = continuation }
+                Task {
+                    do {
+                        try await announce(.devicesChanged(Array(ids[start..<min(start + 100, ids.count)]), echo: echo))
+                        try? await Task.sleep(for: Self.echoWait)
+                    } catch {
+                        // The cache entries of other instances expire on their own (DeviceCache's time to live).
+                        logger.warning("Announcing device changes to other instances failed", metadata: ["error": "\(error)"])
+                    }
+                    echoes.withLock { $0.removeValue(forKey: echo) }?.resume()
+                }
             }
         }
     }
+
+    /// The longest a device write waits to hear its announcement back.
+    static let echoWait: Duration = .seconds(2)
 
     private func announce(_ envelope: Envelope) async throws {
         let payload = String(decoding: try JSONEncoder().encode(envelope), as: UTF8.self)
@@ -228,8 +245,9 @@ final class PostgresCluster: Cluster {
                     if state.clients[deviceID]?.isEmpty == true { state.clients[deviceID] = nil }
                 }
             }
-        case .devicesChanged(let ids):
+        case .devicesChanged(let ids, let echo):
             for id in ids { devices.invalidate(id: id) }
+            echoes.withLock { $0.removeValue(forKey: echo) }?.resume()
         }
     }
 
