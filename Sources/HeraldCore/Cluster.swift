@@ -30,4 +30,6 @@ public enum ClusterMessage: Sendable, Equatable, Codable {
     /// A client confirmed a notification on an instance where no delivery waits for it: the instance that sent it
     /// honours it.
     case confirmed(confirmID: String, deviceID: Device.ID)
+    /// `instance` stopped and gave its leases back: the others read the outbox now rather than at their next refill.
+    case leasesReleased(instance: String)
 }

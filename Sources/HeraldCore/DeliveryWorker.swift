@@ -213,6 +213,13 @@ public final class DeliveryWorker: Service, Sendable {
         }
     }
 
+    /// Reads the outbox at the next wake-up instead of at the next periodic refill (another instance gave its leases
+    /// back).
+    public func refillSoon() {
+        state.withLock { $0.schedule.markStoreHasMore() }
+        wakeupSink.yield()
+    }
+
     // MARK: Service
 
     public func run() async throws {
@@ -244,6 +251,7 @@ public final class DeliveryWorker: Service, Sendable {
         }
         do {
             try await store.releaseLeases(owner: instanceID)
+            try await cluster?.send(.leasesReleased(instance: instanceID))
         } catch {
             logger.error("Giving back leases at shutdown failed", metadata: ["error": "\(error)"])
         }

@@ -6,7 +6,8 @@ import Synchronization
 
 /// The WebSocket channel across instances on one database (``Cluster``): this instance says which devices have a
 /// client here, takes the notifications other instances hand it for them, and honours confirmations that reached
-/// another instance.
+/// another instance. It also has the delivery worker read the outbox at once when another instance stopped and gave
+/// its leases back.
 ///
 /// A notification accepted by instance A for a device whose client is connected to instance B is handed to B (the
 /// delivery worker does that); B delivers it on the socket and waits for the confirmation, and falls back to the
@@ -79,6 +80,8 @@ final class ClusterLink: Service, Sendable {
             await worker.deliverPending(of: deviceID)
         case .confirmed(let confirmID, let deviceID):
             _ = hub.confirm(confirmID, deviceID: deviceID)
+        case .leasesReleased(let instance):
+            if instance != worker.instanceID { worker.refillSoon() }
         }
     }
 }
