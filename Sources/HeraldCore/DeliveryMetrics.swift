@@ -77,16 +77,18 @@ public struct DeliveryMetrics: Sendable {
     public init(factory: any MetricsFactory = MetricsSystem.factory) {
         let providers = Platform.allCases.map(\.rawValue) + [Self.noProvider]
         func counters(_ name: String, _ more: [(String, String)] = []) -> [String: Counter] {
-            Dictionary(uniqueKeysWithValues: providers.map {
-                ($0, Counter(label: name, dimensions: [("provider", $0)] + more, factory: factory))
-            })
+            Dictionary(
+                uniqueKeysWithValues: providers.map {
+                    ($0, Counter(label: name, dimensions: [("provider", $0)] + more, factory: factory))
+                })
         }
         delivered = counters("herald_notifications_delivered_total")
         retried = counters("herald_notifications_retried_total")
         expired = counters("herald_notifications_expired_total")
-        failed = Dictionary(uniqueKeysWithValues: FailureReason.allCases.map {
-            ($0.rawValue, counters("herald_notifications_failed_total", [("reason", $0.rawValue)]))
-        })
+        failed = Dictionary(
+            uniqueKeysWithValues: FailureReason.allCases.map {
+                ($0.rawValue, counters("herald_notifications_failed_total", [("reason", $0.rawValue)]))
+            })
         parked = Counter(label: "herald_notifications_parked_total", factory: factory)
         batchEntries = Recorder(label: "herald_store_commit_batch_entries", aggregate: true, factory: factory)
         commitDuration = Timer(label: "herald_store_commit_duration_seconds", factory: factory)

@@ -2,7 +2,6 @@ import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import HeraldCore
-@testable import HeraldServer
 import HeraldTesting
 import HummingbirdTesting
 import Logging
@@ -12,6 +11,8 @@ import Prometheus
 import Subprocess
 import SystemPackage
 import Testing
+
+@testable import HeraldServer
 
 /// Issue 13, item 2: `GET /metrics`, scraped over HTTP after real sends, its counters checked and its text held to
 /// `promtool check metrics`. Each server has a registry of its own, so the counts are exact even with tests in parallel.
@@ -107,7 +108,8 @@ struct MetricsTests {
         let subscription = try #require(subscribed)
         let confirmer = Task {
             for await event in events.stream {
-                let confirmID = try #require(JSONValue.decode(Data(event.utf8)).objectValue?["event"]?.objectValue?["hass_confirm_id"]?.stringValue)
+                let confirmID = try #require(
+                    JSONValue.decode(Data(event.utf8)).objectValue?["event"]?.objectValue?["hass_confirm_id"]?.stringValue)
                 #expect(patient.confirm(confirmID, deviceID: device.id))
                 return
             }
@@ -147,7 +149,8 @@ struct MetricsTests {
         // Hummingbird's start-up line stays the main listener's alone (scripts read the port from it).
         #expect(log.components(separatedBy: "Server started and listening on").count == 2)
 
-        let main = try await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/metrics"), timeout: .seconds(30))
+        let main = try await HTTPClient.shared.execute(
+            HTTPClientRequest(url: "http://127.0.0.1:\(port)/metrics"), timeout: .seconds(30))
         #expect(main.status == .notFound)
         let separate = try await HTTPClient.shared.execute(
             HTTPClientRequest(url: "http://127.0.0.1:\(metricsPort)/metrics"), timeout: .seconds(30))
@@ -174,8 +177,14 @@ struct MetricsTests {
         #expect(try ConfigurationLoader.load(file: nil, environment: ["HERALD_METRICS": "off"]).metrics == false)
         let refusals: [([String: String], String)] = [
             (["HERALD_METRICS": "maybe"], "HERALD_METRICS: \"maybe\" is not one of on, off (or true, false)"),
-            (["HERALD_METRICS_HOST": "0.0.0.0"], "HERALD_METRICS_HOST: set HERALD_METRICS_PORT too (the metrics listener's port)"),
-            (["HERALD_METRICS": "off", "HERALD_METRICS_PORT": "9464"], "HERALD_METRICS_PORT: metrics are off (HERALD_METRICS=off); set one or the other"),
+            (
+                ["HERALD_METRICS_HOST": "0.0.0.0"],
+                "HERALD_METRICS_HOST: set HERALD_METRICS_PORT too (the metrics listener's port)"
+            ),
+            (
+                ["HERALD_METRICS": "off", "HERALD_METRICS_PORT": "9464"],
+                "HERALD_METRICS_PORT: metrics are off (HERALD_METRICS=off); set one or the other"
+            ),
             (["HERALD_METRICS_PORT": "8080"], "HERALD_METRICS_PORT: must differ from HERALD_PORT (8080)"),
             (["HERALD_METRICS_PORT": "70000"], "HERALD_METRICS_PORT: \"70000\" is not a whole number from 0 to 65535"),
         ]
@@ -185,7 +194,8 @@ struct MetricsTests {
     }
 
     @Test func everyMetricIsDocumentedAndOnTheDashboard() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         let operations = try String(contentsOf: root.appendingPathComponent("docs/operations.md"), encoding: .utf8)
         let dashboard = try String(contentsOf: root.appendingPathComponent("docs/grafana/herald.json"), encoding: .utf8)
         #expect(try JSONSerialization.jsonObject(with: Data(dashboard.utf8)) is [String: Any])
@@ -240,7 +250,9 @@ enum Promtool {
     static func check(_ exposition: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         guard let path else {
             if ProcessInfo.processInfo.environment["HERALD_REQUIRE_PROMTOOL"] == "1" {
-                Issue.record("promtool is not installed (apt-get install prometheus) and HERALD_REQUIRE_PROMTOOL=1", sourceLocation: sourceLocation)
+                Issue.record(
+                    "promtool is not installed (apt-get install prometheus) and HERALD_REQUIRE_PROMTOOL=1",
+                    sourceLocation: sourceLocation)
             } else {
                 print("⚠️  promtool check metrics DID NOT RUN: promtool is not installed (apt-get install prometheus)")
             }
@@ -251,6 +263,8 @@ enum Promtool {
             output: .string(limit: 1 << 20), error: .combinedWithOutput)
         let output = result.standardOutput
         #expect(result.terminationStatus.isSuccess, "promtool check metrics:\n\(output)", sourceLocation: sourceLocation)
-        #expect(output.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "promtool check metrics:\n\(output)", sourceLocation: sourceLocation)
+        #expect(
+            output.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "promtool check metrics:\n\(output)",
+            sourceLocation: sourceLocation)
     }
 }

@@ -1,6 +1,6 @@
 import CoreMetrics
-import HeraldAPNs
 import HTTPTypes
+import HeraldAPNs
 import HeraldCore
 import Hummingbird
 import Logging
@@ -97,7 +97,9 @@ struct MetricsEndpoint: Sendable {
 struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
     let metrics: ServerMetrics
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         let dialect = request.method == .post ? ServerMetrics.Dialect(path: request.uri.path) : nil
         do {
             let response = try await next(request, context)

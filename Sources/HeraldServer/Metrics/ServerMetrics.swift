@@ -93,9 +93,14 @@ struct ServerMetrics: Sendable {
 
     init(factory: any MetricsFactory) {
         self.factory = factory
-        accepted = Dictionary(uniqueKeysWithValues: Dialect.allCases.map {
-            ($0, Counter(label: "herald_notifications_accepted_total", dimensions: [("dialect", $0.rawValue)], factory: factory))
-        })
+        accepted = Dictionary(
+            uniqueKeysWithValues: Dialect.allCases.map {
+                (
+                    $0,
+                    Counter(
+                        label: "herald_notifications_accepted_total", dimensions: [("dialect", $0.rawValue)], factory: factory)
+                )
+            })
         for limit in [RateLimit.dailyQuota, .registrations, .authFailures] {
             _ = Counter(label: "herald_rate_limited_requests_total", dimensions: [("limit", limit.rawValue)], factory: factory)
         }
@@ -122,7 +127,8 @@ struct ServerMetrics: Sendable {
     }
 
     func rateLimited(_ limit: RateLimit) {
-        Counter(label: "herald_rate_limited_requests_total", dimensions: [("limit", limit.rawValue)], factory: factory).increment()
+        Counter(label: "herald_rate_limited_requests_total", dimensions: [("limit", limit.rawValue)], factory: factory)
+            .increment()
     }
 
     /// Sets the gauges read at scrape time; a value that could not be read (`nil`) keeps its last one.
@@ -146,7 +152,8 @@ struct WebSocketConfirmationMetrics: Sendable {
     private let timedOut: Counter
 
     init(factory: any MetricsFactory) {
-        confirmed = Counter(label: "herald_websocket_confirmations_total", dimensions: [("result", "confirmed")], factory: factory)
+        confirmed = Counter(
+            label: "herald_websocket_confirmations_total", dimensions: [("result", "confirmed")], factory: factory)
         timedOut = Counter(label: "herald_websocket_confirmations_total", dimensions: [("result", "timed_out")], factory: factory)
     }
 
