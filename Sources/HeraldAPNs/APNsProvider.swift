@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import CoreMetrics
 import Foundation
 import HeraldCore
 import Logging
@@ -34,6 +35,7 @@ public final class APNsProvider: PushProvider {
     private let baseURLs: [PushEnvironment: String]
     private let requestTimeout: TimeAmount
     private let logger: Logger
+    private let metrics: APNsMetrics
 
     /// Loads the key and the extra CA certificates and prepares (but does not open) the connections.
     ///
@@ -42,12 +44,15 @@ public final class APNsProvider: PushProvider {
     ///   - clock: The time for the provider token's `iat` and age.
     ///   - logger: Where requests and connection trouble are logged (never full device tokens or JWTs).
     ///   - eventLoopGroup: The NIO event loops of the HTTP clients.
+    ///   - metrics: Where request latencies and answers are counted (``metricDescriptions``); swift-metrics' global
+    ///     factory by default.
     /// - Throws: ``APNsConfigurationError``, one line naming the option at fault.
     public init(
         configuration: APNsConfiguration,
         clock: any WallClock = SystemClock(),
         logger: Logger = Logger(label: "herald.apns"),
-        eventLoopGroup: any EventLoopGroup = HTTPClient.defaultEventLoopGroup
+        eventLoopGroup: any EventLoopGroup = HTTPClient.defaultEventLoopGroup,
+        metrics: any MetricsFactory = MetricsSystem.factory
     ) throws(APNsConfigurationError) {
         if let problem = configuration.settingProblems().first { throw problem }
         let key = try configuration.loadSigningKey()
@@ -58,6 +63,7 @@ public final class APNsProvider: PushProvider {
 
         self.configuration = configuration
         self.logger = logger
+        self.metrics = APNsMetrics(factory: metrics)
         self.baseURLs = [.production: production, .sandbox: sandbox]
         self.requestTimeout = TimeAmount(configuration.requestTimeout)
         self.tokenIssuer = ProviderTokenIssuer(
@@ -162,6 +168,13 @@ public final class APNsProvider: PushProvider {
     }
 
     private func execute(_ request: HTTPClientRequest, on client: HTTPClient, logger: Logger) async -> APNsAttemptOutcome {
+        let started = ContinuousClock.now
+        let outcome = await attempt(request, on: client, logger: logger)
+        metrics.record(outcome, duration: ContinuousClock.now - started)
+        return outcome
+    }
+
+    private func attempt(_ request: HTTPClientRequest, on client: HTTPClient, logger: Logger) async -> APNsAttemptOutcome {
         do {
             let response = try await client.execute(request, timeout: requestTimeout, logger: logger)
             let body = try await response.body.collect(upTo: 64 * 1024)

@@ -131,13 +131,15 @@ public final class DeliveryWorker: Service, Sendable {
     private let clock: any WallClock
     private let configuration: Configuration
     private let logger: Logger
+    private let metrics: DeliveryMetrics
     private let state: Mutex<State>
     private let wakeups: AsyncStream<Void>
     private let wakeupSink: AsyncStream<Void>.Continuation
 
     public init(
         store: any HeraldStore, providers: [any PushProvider], localChannel: (any LocalChannel)? = nil,
-        clock: any WallClock = SystemClock(), configuration: Configuration = .init(), logger: Logger
+        clock: any WallClock = SystemClock(), configuration: Configuration = .init(), metrics: DeliveryMetrics = .init(),
+        logger: Logger
     ) {
         self.store = store
         self.providers = Dictionary(providers.map { ($0.platform, $0) }, uniquingKeysWith: { first, _ in first })
@@ -146,9 +148,10 @@ public final class DeliveryWorker: Service, Sendable {
         self.clock = clock
         self.configuration = configuration
         self.logger = logger
+        self.metrics = metrics
         let instanceID = configuration.instanceID ?? "herald-" + UUID().uuidString.lowercased().prefix(13)
         self.instanceID = instanceID
-        self.outbox = GroupCommit(store: store, owner: instanceID)
+        self.outbox = GroupCommit(store: store, owner: instanceID, metrics: metrics)
         self.state = Mutex(State(schedule: DeliverySchedule(capacity: configuration.scheduleCapacity)))
         (wakeups, wakeupSink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
@@ -160,6 +163,15 @@ public final class DeliveryWorker: Service, Sendable {
     public func canDeliver(to device: Device) -> Bool {
         providers[device.platform] != nil && device.token != nil || localChannel?.isConnected(device.id) == true
             || cluster?.instance(connectedTo: device.id, besides: instanceID) != nil
+    }
+
+    /// How busy delivery is now (for metrics).
+    public var load: DeliveryLoad {
+        state.withLock { state in
+            DeliveryLoad(
+                slots: configuration.maximumConcurrentDeliveries, inFlight: state.held.count - state.readyCount,
+                waiting: state.readyCount, scheduled: state.schedule.count)
+        }
     }
 
     /// A lease for a notification about to be accepted, or `nil` when delivery is saturated (the notification is then
@@ -408,6 +420,7 @@ public final class DeliveryWorker: Service, Sendable {
         let now = clock.now()
         var outcome: DeliveryOutcome
         let verdict: AttemptVerdict
+        var provider = DeliveryMetrics.noProvider
         do {
             let device: Device?
             if let known = work.device { device = known } else { device = try await store.device(id: notification.deviceID) }
@@ -417,7 +430,7 @@ public final class DeliveryWorker: Service, Sendable {
                 outcome = DeliveryOutcome(notification: notification, releasesQuota: true)
                 verdict = .expired
             } else if let device, device.isActive {
-                (outcome, verdict) = await deliver(notification, to: device)
+                (outcome, verdict) = await deliver(notification, to: device, provider: &provider)
             } else {
                 let reason = device.map { "The device must register again: \($0.inactiveReason ?? "it has no push token")" }
                     ?? "The device was removed"
@@ -438,15 +451,19 @@ public final class DeliveryWorker: Service, Sendable {
                 metadata: ["notification": "\(notification.id)", "error": "\(error)"])
             return nil
         }
+        metrics.record(verdict, provider: provider)
         return AttemptReport(notification: outcome.notification, verdict: verdict)
     }
 
     /// Order: an open local connection first (the WebSocket channel), then one on another instance (which is handed
-    /// the notification), then the device's cloud provider.
-    private func deliver(_ original: PushNotification, to device: Device) async -> (DeliveryOutcome, AttemptVerdict) {
+    /// the notification), then the device's cloud provider. `provider` is set to the channel that made the attempt.
+    private func deliver(
+        _ original: PushNotification, to device: Device, provider channel: inout String
+    ) async -> (DeliveryOutcome, AttemptVerdict) {
         var notification = original
         let now = clock.now()
         let isConnected = localChannel?.isConnected(device.id) == true
+        if isConnected { channel = Platform.websocket.rawValue }
         if isConnected, let localChannel, await localChannel.deliver(notification, to: device) {
             notification.attempts += 1
             notification.status = .delivered
@@ -461,6 +478,7 @@ public final class DeliveryWorker: Service, Sendable {
             return (DeliveryOutcome(notification: notification), .handedOver(instance: instance))
         }
         if let provider = providers[device.platform], device.token != nil {
+            channel = provider.platform.rawValue
             notification.attempts += 1
             return apply(await provider.send(notification, to: device), to: notification, device: device)
         }

@@ -53,11 +53,13 @@ public final class GroupCommit: Sendable {
 
     private let store: any NotificationStore
     private let owner: String
+    private let metrics: DeliveryMetrics
     private let state = Mutex(State())
 
-    public init(store: any NotificationStore, owner: String) {
+    public init(store: any NotificationStore, owner: String, metrics: DeliveryMetrics = .init()) {
         self.store = store
         self.owner = owner
+        self.metrics = metrics
     }
 
     public var statistics: Statistics { state.withLock { $0.statistics } }
@@ -108,7 +110,9 @@ public final class GroupCommit: Sendable {
             state.queue.removeFirst(count)
             return batch
         }
+        let started = ContinuousClock.now
         let results = await write(batch.map(\.entry))
+        metrics.recordCommit(entries: batch.count, duration: ContinuousClock.now - started)
         var mine: Result<AcceptDecision?, any Error> = .success(nil)
         for (waiting, result) in zip(batch, results) {
             if waiting.ticket == ticket {

@@ -179,6 +179,23 @@ public protocol NotificationStore: Sendable {
     func lease(of id: PushNotification.ID) async throws -> Lease?
     /// The counters of one device for one UTC day.
     func quotaCounters(deviceID: Device.ID, day: String) async throws -> QuotaCounters
+    /// How many notifications are pending, and how many of those are due at `now` (their next attempt has come, those
+    /// being attempted included; parked ones are due at their expiry), each counted up to `limit` (metrics: a scrape's
+    /// work stays bounded).
+    func outboxDepth(at now: Date, limit: Int) async throws -> OutboxDepth
+}
+
+/// The size of the outbox (``NotificationStore/outboxDepth(at:limit:)``).
+public struct OutboxDepth: Sendable, Equatable {
+    /// Pending notifications.
+    public var pending: Int
+    /// Pending notifications whose next attempt is due.
+    public var due: Int
+
+    public init(pending: Int, due: Int) {
+        self.pending = pending
+        self.due = due
+    }
 }
 
 extension NotificationStore {

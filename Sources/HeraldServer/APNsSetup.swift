@@ -1,3 +1,4 @@
+import CoreMetrics
 import HeraldAPNs
 import HeraldCore
 import HeraldStore
@@ -6,9 +7,11 @@ import Logging
 /// Turning the APNs configuration into a provider, and checking it offline (`herald apns check`).
 public enum APNsSetup {
     /// The provider for a configuration; fails with one line naming the option at fault.
-    static func makeProvider(_ configuration: APNsConfiguration, clock: any WallClock, logger: Logger) throws -> APNsProvider {
+    static func makeProvider(
+        _ configuration: APNsConfiguration, clock: any WallClock, metrics: any MetricsFactory, logger: Logger
+    ) throws -> APNsProvider {
         do {
-            return try APNsProvider(configuration: configuration, clock: clock, logger: logger)
+            return try APNsProvider(configuration: configuration, clock: clock, logger: logger, metrics: metrics)
         } catch {
             throw ConfigurationError(error.description)
         }

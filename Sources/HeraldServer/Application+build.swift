@@ -35,24 +35,25 @@ public func buildApplication(
     } catch {
         throw ConfigurationError("HERALD_DATABASE_URL: cannot open \(StoreFactory.displayed(configuration.databaseURL)): \(error)")
     }
+    let metrics = HeraldMetrics(enabled: configuration.metrics)
     var providers: [any PushProvider] = []
     var closers: [any Service] = [StoreCloser(store: store)]
     if let apns = configuration.apns {
-        let provider = try APNsSetup.makeProvider(apns, clock: clock, logger: logger)
+        let provider = try APNsSetup.makeProvider(apns, clock: clock, metrics: metrics.factory, logger: logger)
         providers.append(provider)
         closers.append(ProviderCloser(provider: provider))
     } else {
         logger.notice("APNs is not configured (HERALD_APNS_KEY_PATH etc.): notifications for Apple devices stay queued")
     }
 
-    let hub = WebSocketHub(confirmTimeout: configuration.webSocketConfirmTimeout, logger: logger)
+    let hub = WebSocketHub(confirmTimeout: configuration.webSocketConfirmTimeout, metrics: metrics.factory, logger: logger)
     let worker = DeliveryWorker(
         store: store, providers: providers, localChannel: hub, clock: clock,
         configuration: .init(
             maximumConcurrentDeliveries: configuration.deliveryConcurrency, leaseDuration: configuration.leaseDuration,
             deliveryWait: configuration.deliveryWait,
             instanceID: configuration.instanceID ?? defaultInstanceID(port: configuration.port)),
-        logger: logger)
+        metrics: DeliveryMetrics(factory: metrics.factory), logger: logger)
     var configuration = configuration
     if let files = OpenFileLimit.raise(), files - OpenFileLimit.reserve < configuration.connectionLimits.maximumConnections {
         configuration.connectionLimits.maximumConnections = max(1, files - OpenFileLimit.reserve)
@@ -67,14 +68,24 @@ public func buildApplication(
     let (router, webSocketRouter) = buildRouters(
         store: store, pipeline: pipeline, worker: worker, hub: hub, link: link, clock: clock,
         bodyLimit: configuration.maximumBodyBytes, registration: .init(configuration),
-        addresses: try ClientAddressResolver(configuration))
+        addresses: try ClientAddressResolver(configuration), metrics: metrics.server)
+    var services: [any Service] = closers + [worker, hub]
+    if let registry = metrics.registry {
+        let endpoint = MetricsEndpoint(registry: registry, metrics: metrics.server, store: store, worker: worker, hub: hub, clock: clock)
+        if let port = configuration.metricsPort {
+            services.append(endpoint.separateListener(host: configuration.metricsHost, port: port, logger: logger))
+        } else {
+            endpoint.addRoute(to: router)
+        }
+    }
+    if let link { services.append(link) }
     return Application(
         router: AccessLog(MethodCheckingRouter(router: router), logsRequests: configuration.accessLog),
         server: guardedServer(webSocketRouter: webSocketRouter, configuration: configuration),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Herald"),
         // Stopped in reverse order: the cluster is told this instance leaves, sockets close, leases are given back,
         // then the provider and the store close.
-        services: closers + [worker, hub] + (link.map { [$0] } ?? []),
+        services: services,
         logger: logger)
 }
 
@@ -103,10 +114,12 @@ func guardedServer(webSocketRouter: Router<HeraldRequestContext>, configuration:
 /// The HTTP router, and the one that decides WebSocket upgrades (it sees only requests that ask for one).
 func buildRouters(
     store: any HeraldStore, pipeline: SendPipeline, worker: DeliveryWorker, hub: WebSocketHub, link: ClusterLink? = nil,
-    clock: any WallClock, bodyLimit: Int, registration: RegistrationSettings, addresses: ClientAddressResolver
+    clock: any WallClock, bodyLimit: Int, registration: RegistrationSettings, addresses: ClientAddressResolver,
+    metrics: ServerMetrics
 ) -> (http: Router<HeraldRequestContext>, webSocket: Router<HeraldRequestContext>) {
     let router = Router(context: HeraldRequestContext.self, options: .autoGenerateHeadEndpoints)
     router.add(middleware: JSONErrorMiddleware())
+    router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
     router.get("healthz") { _, _ in JSONResponse.make(status: .ok, body: ["status": "ok"]) }
     router.get("readyz") { _, _ in
         switch await store.readiness() {

@@ -221,6 +221,32 @@ struct StoreContractTests {
     }
 
     @Test(arguments: Backend.available)
+    func theOutboxDepthCountsPendingAndDueNotificationsUpToTheLimit(_ backend: Backend) async throws {
+        let store = try await backend.makeStore()
+        #expect(try await store.outboxDepth(at: start, limit: 100) == OutboxDepth(pending: 0, due: 0))
+        let device = Fixtures.device(token: Fixtures.apnsToken(1)).device
+        try await store.insertDevice(device)
+        let quota = QuotaRequest(day: today, maximum: nil)
+        let due = Fixtures.notification(for: device, at: start)
+        let alsoDue = Fixtures.notification(for: device, at: start.addingTimeInterval(1))
+        let later = Fixtures.notification(for: device, at: start, nextAttemptAt: start.addingTimeInterval(60))
+        let leased = Fixtures.notification(for: device, at: start)
+        var delivered = Fixtures.notification(for: device, at: start)
+        for notification in [due, alsoDue, later] { _ = try await store.accept(notification, quota: quota) }
+        _ = try await store.accept(leased, quota: quota, lease: Lease(owner: "a", expiresAt: start.addingTimeInterval(30)))
+        _ = try await store.accept(delivered, quota: quota, lease: Lease(owner: "a", expiresAt: start.addingTimeInterval(30)))
+        delivered.status = .delivered
+        _ = try await store.commit(WriteBatch(outcomes: [DeliveryOutcome(notification: delivered)], owner: "a"))
+
+        let now = start.addingTimeInterval(10)
+        // Pending: due, alsoDue, later, leased (being attempted). Due now: all but later. Delivered counts nowhere.
+        #expect(try await store.outboxDepth(at: now, limit: 100) == OutboxDepth(pending: 4, due: 3))
+        #expect(try await store.outboxDepth(at: start.addingTimeInterval(60), limit: 100) == OutboxDepth(pending: 4, due: 4))
+        #expect(try await store.outboxDepth(at: now, limit: 2) == OutboxDepth(pending: 2, due: 2))
+        try await store.close()
+    }
+
+    @Test(arguments: Backend.available)
     func leasesAreRenewedReleasedAndClaimedPerDevice(_ backend: Backend) async throws {
         let store = try await backend.makeStore()
         let device = Fixtures.device(token: Fixtures.apnsToken(1)).device

@@ -95,6 +95,7 @@ public enum ConfigurationLoader {
         }
         try connectionSettings(&reader, into: &configuration.connectionLimits)
         try registrationSettings(&reader, into: &configuration)
+        try metricsSettings(&reader, into: &configuration)
         configuration.apns = try apnsSettings(&reader)
         if let unknown = reader.unread.sorted().first {
             throw ConfigurationError("\(unknown): unknown option (see the configuration table in README.md)")
@@ -127,6 +128,25 @@ public enum ConfigurationLoader {
                     "HERALD_REGISTRATION_TOKEN: must be 16 to 512 printable ASCII characters without spaces (e.g. from `openssl rand -hex 32`)")
             }
             configuration.registrationToken = token
+        }
+    }
+
+    private static func metricsSettings(_ reader: inout Reader, into configuration: inout HeraldConfiguration) throws {
+        configuration.metrics = try reader.boolean("HERALD_METRICS") ?? configuration.metrics
+        configuration.metricsPort = try reader.integer("HERALD_METRICS_PORT", in: 0...65_535)
+        if let host = reader.string("HERALD_METRICS_HOST") {
+            guard configuration.metricsPort != nil else {
+                throw ConfigurationError("HERALD_METRICS_HOST: set HERALD_METRICS_PORT too (the metrics listener's port)")
+            }
+            configuration.metricsHost = host
+        }
+        if let port = configuration.metricsPort {
+            guard configuration.metrics else {
+                throw ConfigurationError("HERALD_METRICS_PORT: metrics are off (HERALD_METRICS=off); set one or the other")
+            }
+            guard port == 0 || port != configuration.port else {
+                throw ConfigurationError("HERALD_METRICS_PORT: must differ from HERALD_PORT (\(port))")
+            }
         }
     }
 

@@ -52,6 +52,13 @@ public struct HeraldConfiguration: Sendable {
     public var maximumDevices: Int?
     /// When set, a registration that creates a new USER_ID must carry it in `X-Herald-Registration-Token`.
     public var registrationToken: String?
+    /// `GET /metrics`, the Prometheus exposition (on by default; off: no metrics are kept at all).
+    public var metrics = true
+    /// When set, `/metrics` is served by a listener of its own on this port (0: any free port) and `metricsHost`,
+    /// and the main port answers 404 for it.
+    public var metricsPort: Int?
+    /// The address of the separate metrics listener (only with `metricsPort`).
+    public var metricsHost = "127.0.0.1"
 
     public init() {}
 }

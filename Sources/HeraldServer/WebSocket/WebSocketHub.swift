@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import HeraldCore
 import Logging
@@ -97,10 +98,12 @@ public final class WebSocketHub: LocalChannel, Service {
     private let state = Mutex(State())
     private let confirmTimeout: Duration
     private let logger: Logger
+    private let confirmations: WebSocketConfirmationMetrics
 
-    public init(confirmTimeout: Duration, logger: Logger) {
+    public init(confirmTimeout: Duration, metrics: any MetricsFactory = MetricsSystem.factory, logger: Logger) {
         self.confirmTimeout = confirmTimeout
         self.logger = logger
+        self.confirmations = WebSocketConfirmationMetrics(factory: metrics)
     }
 
     // MARK: Subscriptions
@@ -141,6 +144,7 @@ public final class WebSocketHub: LocalChannel, Service {
             return entry.waiter
         }
         waiter?.resume(returning: true)
+        if waiter != nil { confirmations.record(confirmed: true) }
         return waiter != nil
     }
 
@@ -179,14 +183,17 @@ public final class WebSocketHub: LocalChannel, Service {
             let timeout = confirmTimeout
             Task { [weak self] in
                 try? await Task.sleep(for: timeout)
-                self?.resolve(confirmID, with: false)
+                if self?.resolve(confirmID, with: false) == true { self?.confirmations.record(confirmed: false) }
             }
         }
     }
 
-    private func resolve(_ confirmID: String, with delivered: Bool) {
+    /// Answers the delivery waiting for `confirmID`, if one still does; returns whether one did.
+    @discardableResult
+    private func resolve(_ confirmID: String, with delivered: Bool) -> Bool {
         let waiter = state.withLock { $0.awaitingConfirmation.removeValue(forKey: confirmID)?.waiter }
         waiter?.resume(returning: delivered)
+        return waiter != nil
     }
 
     /// `{"id", "type": "event", "event": {...the APNs payload..., "id", "title", "body", "message", "hass_confirm_id"?}}`.

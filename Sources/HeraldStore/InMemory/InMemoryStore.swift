@@ -177,6 +177,11 @@ public actor InMemoryStore: HeraldStore {
         counters[CounterKey(deviceID: deviceID, day: day)] ?? QuotaCounters()
     }
 
+    public func outboxDepth(at now: Date, limit: Int) async throws -> OutboxDepth {
+        let pending = notifications.values.filter { $0.status == .pending }
+        return OutboxDepth(pending: min(pending.count, limit), due: min(pending.count { $0.nextAttemptAt <= now }, limit))
+    }
+
     public func readiness() async -> StoreReadiness { .ready }
 
     public func close() async throws {}

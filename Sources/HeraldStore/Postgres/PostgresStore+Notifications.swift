@@ -202,6 +202,19 @@ extension PostgresStore {
         ).map(Self.notification)
     }
 
+    public func outboxDepth(at now: Date, limit: Int) async throws -> OutboxDepth {
+        // Both counts walk the partial index notification_due (pending rows only), at most `limit` entries each.
+        let rows = try await read(
+            """
+            SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM notification WHERE status = 'pending' LIMIT \(limit)) AS pending),
+                   (SELECT COUNT(*) FROM (SELECT 1 FROM notification WHERE status = 'pending'
+                                          AND next_attempt_at <= \(now.timeIntervalSince1970) LIMIT \(limit)) AS due)
+            """)
+        guard let row = rows.first else { return OutboxDepth(pending: 0, due: 0) }
+        let (pending, due) = try row.decode((Int, Int).self)
+        return OutboxDepth(pending: pending, due: due)
+    }
+
     public func quotaCounters(deviceID: Device.ID, day: String) async throws -> QuotaCounters {
         try await read("SELECT \(unescaped: Self.counterColumns) FROM quota_counter WHERE device_id = \(deviceID) AND day = \(day)")
             .first.map(Self.counters) ?? QuotaCounters()

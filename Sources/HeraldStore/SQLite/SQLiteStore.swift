@@ -362,6 +362,20 @@ public final class SQLiteStore: HeraldStore {
         }
     }
 
+    public func outboxDepth(at now: Date, limit: Int) async throws -> OutboxDepth {
+        try await database.read { db in
+            // Both counts walk the partial index notification_due (pending rows only), at most `limit` entries each.
+            let row = try Row.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM notification WHERE status = 'pending' LIMIT ?)),
+                               (SELECT COUNT(*) FROM (SELECT 1 FROM notification WHERE status = 'pending' AND next_attempt_at <= ? LIMIT ?))
+                        """),
+                arguments: [limit, now.timeIntervalSince1970, limit])
+            return OutboxDepth(pending: row?[0] ?? 0, due: row?[1] ?? 0)
+        }
+    }
+
     public func quotaCounters(deviceID: Device.ID, day: String) async throws -> QuotaCounters {
         try await database.read { db in
             try Row.fetchOne(
