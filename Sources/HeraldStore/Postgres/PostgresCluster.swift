@@ -14,8 +14,10 @@ import Synchronization
 ///   included.
 /// - **Messages** (``ClusterMessage``): notifications handed to the instance with the client, confirmations that
 ///   landed elsewhere.
-/// - **Device caches.** Every write to a device is announced; each instance drops the device from its cache
-///   (``DeviceCache``), and drops the whole cache when its listening connection restarts.
+/// - **Device caches.** Every write to a device is announced; each store on the database (a *member*: one per
+///   process, heard from at start and every ``heartbeat``) drops the device from its cache (``DeviceCache``) and
+///   acknowledges, and the write returns once every live member did. A member drops its whole cache when its listening
+///   connection restarts.
 ///
 /// A notification is delivered by PostgreSQL to every listening connection when the transaction that sent it
 /// commits; a message is at most 8,000 bytes (these are about 150).
@@ -32,8 +34,21 @@ final class PostgresCluster: Cluster {
         case disconnected(deviceID: Device.ID, instance: String)
         case alive(instance: String)
         case left(instance: String)
-        /// `echo`: the sender's id for it, so that it knows when its own message came back.
-        case devicesChanged([Device.ID], echo: UUID)
+        /// `echo`: the sender's id for it; every other member acknowledges it once its cache is emptied.
+        case devicesChanged([Device.ID], echo: UUID, from: UUID)
+        case acknowledged(echo: UUID, member: UUID)
+        /// A store on the database (a process) is alive; sent at start, every ``heartbeat``, and in answer to a member
+        /// not heard of before.
+        case member(UUID)
+        case memberLeft(UUID)
+    }
+
+    /// A device write waiting until every member has emptied its cache of the device.
+    private struct Acknowledgement {
+        var waiting: Set<UUID>
+        var heardOwnEcho = false
+        let continuation: CheckedContinuation<Void, Never>
+        var isComplete: Bool { heardOwnEcho && waiting.isEmpty }
     }
 
     private struct State {
@@ -43,6 +58,10 @@ final class PostgresCluster: Cluster {
         var heard: [String: ContinuousClock.Instant] = [:]
         /// The instances this process speaks for (those that recorded a client), kept alive by its heartbeat.
         var own: Set<String> = []
+        /// The other stores on the database (processes), by when each was last heard from.
+        var members: [UUID: ContinuousClock.Instant] = [:]
+        /// Device writes of this store waiting for acknowledgements, by echo id.
+        var acknowledgements: [UUID: Acknowledgement] = [:]
     }
 
     let messages: AsyncStream<ClusterMessage>
@@ -55,8 +74,8 @@ final class PostgresCluster: Cluster {
     /// The `LISTEN`/`NOTIFY` channel (set by ``start(channel:)``).
     var channel: String { channelName.withLock { $0 } }
     private let tasks = Mutex<[Task<Void, Never>]>([])
-    /// Messages this process sent and waits to hear back (``devicesChanged(_:)``).
-    private let echoes = Mutex<[UUID: CheckedContinuation<Void, Never>]>([:])
+    /// This store's id among the members.
+    private let memberID = UUID()
 
     init(client: PostgresClient, channel: String, devices: DeviceCache, logger: Logger) {
         self.client = client
@@ -82,6 +101,7 @@ final class PostgresCluster: Cluster {
 
     /// Stops listening and beating.
     func stop() async {
+        try? await announce(.memberLeft(memberID))
         let running = tasks.withLock { tasks in
             defer { tasks = [] }
             return tasks
@@ -128,33 +148,53 @@ final class PostgresCluster: Cluster {
         try await announce(.message(message))
     }
 
-    /// Tells every instance that these devices were written (each drops them from its cache), and returns once this
-    /// instance heard its own message back (or after ``echoWait``): PostgreSQL delivers a notification to every
-    /// listening connection at the same time, so by then the others have it too. A request that wrote a device is
-    /// answered after that, and the next request, on whatever instance, sees the change.
+    /// Tells every member (every store on the database, in every instance) that these devices were written, and
+    /// returns once each live member acknowledged that it dropped them from its cache (or after ``acknowledgementWait``,
+    /// for a member that died without saying so). A request that wrote a device is answered after that, so the next
+    /// request, on whatever instance, reads the device as written.
     func devicesChanged(_ ids: [Device.ID]) async {
         guard !ids.isEmpty else { return }
         // A message is at most 8,000 bytes: 100 ids (37 bytes each in JSON) at a time.
         for start in stride(from: 0, to: ids.count, by: 100) {
             let echo = UUID()
+            let now = ContinuousClock.now
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                echoes.withLock { $0[echo] = continuation }
+                state.withLock { state in
+                    let live = state.members.filter { now - $0.value < Self.presenceTimeout }.keys
+                    state.acknowledgements[echo] = Acknowledgement(waiting: Set(live), continuation: continuation)
+                }
                 Task {
                     do {
-                        try await announce(.devicesChanged(Array(ids[start..<min(start + 100, ids.count)]), echo: echo))
-                        try? await Task.sleep(for: Self.echoWait)
+                        try await announce(.devicesChanged(Array(ids[start..<min(start + 100, ids.count)]), echo: echo, from: memberID))
+                        try? await Task.sleep(for: Self.acknowledgementWait)
                     } catch {
                         // The cache entries of other instances expire on their own (DeviceCache's time to live).
                         logger.warning("Announcing device changes to other instances failed", metadata: ["error": "\(error)"])
                     }
-                    echoes.withLock { $0.removeValue(forKey: echo) }?.resume()
+                    state.withLock { $0.acknowledgements.removeValue(forKey: echo) }?.continuation.resume()
                 }
             }
         }
     }
 
-    /// The longest a device write waits to hear its announcement back.
-    static let echoWait: Duration = .seconds(2)
+    /// The longest a device write waits for the other members' acknowledgements.
+    static let acknowledgementWait: Duration = .seconds(2)
+
+    /// Records what a member acknowledged (or that this store heard its own message), and resumes the write when
+    /// nothing else is awaited.
+    private func acknowledge(_ echo: UUID, member: UUID?) {
+        let complete = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard var acknowledgement = state.acknowledgements[echo] else { return nil }
+            if let member { acknowledgement.waiting.remove(member) } else { acknowledgement.heardOwnEcho = true }
+            guard acknowledgement.isComplete else {
+                state.acknowledgements[echo] = acknowledgement
+                return nil
+            }
+            state.acknowledgements[echo] = nil
+            return acknowledgement.continuation
+        }
+        complete?.resume()
+    }
 
     private func announce(_ envelope: Envelope) async throws {
         let payload = String(decoding: try JSONEncoder().encode(envelope), as: UTF8.self)
@@ -171,6 +211,7 @@ final class PostgresCluster: Cluster {
                     try await connection.listen(on: self.channel) { notifications in
                         // Listening: whatever happens from now on arrives. What happened before is in the table.
                         try await self.resynchronize()
+                        try await self.announce(.member(self.memberID))
                         if isFirst {
                             isFirst = false
                             started.yield(.success(()))
@@ -245,19 +286,37 @@ final class PostgresCluster: Cluster {
                     if state.clients[deviceID]?.isEmpty == true { state.clients[deviceID] = nil }
                 }
             }
-        case .devicesChanged(let ids, let echo):
+        case .devicesChanged(let ids, let echo, let sender):
             for id in ids { devices.invalidate(id: id) }
-            echoes.withLock { $0.removeValue(forKey: echo) }?.resume()
+            if sender == memberID {
+                acknowledge(echo, member: nil)
+            } else {
+                Task { try? await announce(.acknowledged(echo: echo, member: memberID)) }
+            }
+        case .acknowledged(let echo, let member):
+            acknowledge(echo, member: member)
+        case .member(let member):
+            guard member != memberID else { return }
+            let isNew = state.withLock { $0.members.updateValue(now, forKey: member) == nil }
+            // A member that just started does not know this one yet.
+            if isNew { Task { try? await announce(.member(memberID)) } }
+        case .memberLeft(let member):
+            let waits = state.withLock { state -> [UUID] in
+                state.members[member] = nil
+                return state.acknowledgements.filter { $0.value.waiting.contains(member) }.map(\.key)
+            }
+            for echo in waits { acknowledge(echo, member: member) }
         }
     }
 
     // MARK: Heartbeat
 
-    /// Every ``heartbeat``: the instances of this process renew their records and say they are alive.
+    /// Every ``heartbeat``: this store says it is alive, and the instances of this process renew their records.
     private func beat() async {
         while !Task.isCancelled {
             try? await Task.sleep(for: Self.heartbeat)
             guard !Task.isCancelled else { return }
+            try? await announce(.member(memberID))
             for instance in state.withLock({ $0.own }) {
                 do {
                     try await client.query(
