@@ -114,7 +114,13 @@ enum PostgresMigrations {
                 "CREATE INDEX api_token_device ON api_token (device_id, created_at)",
                 // For the readiness probe's rolled-back write.
                 "CREATE TABLE readiness_probe (filler bytea)",
-            ])
+            ]),
+        Migration(
+            version: 2, description: "indexes for the operator dashboard (recent changes, a device's notifications)",
+            statements: [
+                "CREATE INDEX notification_updated ON notification (updated_at)",
+                "CREATE INDEX notification_device_updated ON notification (device_id, updated_at)",
+            ]),
     ]
 
     /// The version the schema is at once every migration ran.
