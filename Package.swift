@@ -36,6 +36,7 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
         .package(url: "https://github.com/swiftlang/swift-subprocess.git", from: "1.0.2"),
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
     ],
     targets: [
         // Domain: devices, notifications, the delivery pipeline, store and provider protocols.
@@ -86,9 +87,14 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Yams", package: "Yams"),
+                .product(name: "Mustache", package: "swift-mustache"),
             ],
-            // Embedded in the binary (`PackageResources.openapi_yaml`): `herald` runs with nothing beside it.
-            resources: [.embedInCode("Resources/openapi.yaml")],
+            // Embedded in the binary (`PackageResources.openapi_yaml`, `PackageResources.overview_mustache`, …):
+            // `herald` runs with nothing beside it.
+            resources: [.embedInCode("Resources/openapi.yaml")]
+                + ["header", "footer", "login", "message", "overview", "notifications", "live", "notification", "device", "send"]
+                .map { .embedInCode("Resources/Admin/\($0).mustache") }
+                + [.embedInCode("Resources/Admin/style.css")],
             swiftSettings: swiftSettings
         ),
         // Test support shared by tests and benchmarks: the APNs double, test keys, a test clock.

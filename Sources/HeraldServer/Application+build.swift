@@ -65,7 +65,7 @@ public func buildApplication(
         configuration: .init(dailyLimit: configuration.dailyLimit, timeToLive: configuration.notificationTTL))
     let (router, webSocketRouter) = buildRouters(
         store: store, pipeline: pipeline, worker: worker, hub: hub, clock: clock, bodyLimit: configuration.maximumBodyBytes,
-        registration: .init(configuration), addresses: try ClientAddressResolver(configuration))
+        registration: .init(configuration), addresses: try ClientAddressResolver(configuration), adminToken: configuration.adminToken)
     return Application(
         router: AccessLog(MethodCheckingRouter(router: router), logsRequests: configuration.accessLog),
         server: guardedServer(webSocketRouter: webSocketRouter, configuration: configuration),
@@ -92,7 +92,7 @@ func guardedServer(webSocketRouter: Router<HeraldRequestContext>, configuration:
 /// The HTTP router, and the one that decides WebSocket upgrades (it sees only requests that ask for one).
 func buildRouters(
     store: any HeraldStore, pipeline: SendPipeline, worker: DeliveryWorker, hub: WebSocketHub, clock: any WallClock,
-    bodyLimit: Int, registration: RegistrationSettings, addresses: ClientAddressResolver
+    bodyLimit: Int, registration: RegistrationSettings, addresses: ClientAddressResolver, adminToken: String? = nil
 ) -> (http: Router<HeraldRequestContext>, webSocket: Router<HeraldRequestContext>) {
     let router = Router(context: HeraldRequestContext.self, options: .autoGenerateHeadEndpoints)
     router.add(middleware: JSONErrorMiddleware())
@@ -131,6 +131,12 @@ func buildRouters(
         .addRoutes(to: router)
     HomeAssistantController(pipeline: pipeline, directory: directory, credentials: credentials, clock: clock, bodyLimit: bodyLimit)
         .addRoutes(to: api)
+    if let adminToken {  // without HERALD_ADMIN_TOKEN, /admin is not there at all (404)
+        AdminController(
+            token: adminToken, store: store, pipeline: pipeline, directory: directory, credentials: credentials, clock: clock,
+            bodyLimit: bodyLimit
+        ).addRoutes(to: router)
+    }
     let webSocketRouter = Router(context: HeraldRequestContext.self)
     WebSocketController(hub: hub, directory: directory, credentials: credentials, worker: worker)
         .addRoutes(to: router, upgradesOn: webSocketRouter)

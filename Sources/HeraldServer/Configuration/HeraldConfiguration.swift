@@ -52,6 +52,8 @@ public struct HeraldConfiguration: Sendable {
     public var maximumDevices: Int?
     /// When set, a registration that creates a new USER_ID must carry it in `X-Herald-Registration-Token`.
     public var registrationToken: String?
+    /// When set, the operator dashboard is served at `/admin` and this token logs in to it; otherwise `/admin` is 404.
+    public var adminToken: String?
 
     public init() {}
 }
