@@ -110,8 +110,13 @@ struct AdminPages: Sendable {
 
     /// `2025-11-22 10:01:07 UTC`.
     static func time(_ date: Date) -> String {
+        shortTime(date) + " UTC"
+    }
+
+    /// `2025-11-22 10:01:07`, in UTC (for lists whose heading says so).
+    static func shortTime(_ date: Date) -> String {
         let text = date.iso8601WithMilliseconds  // 2025-11-22T10:01:07.123Z
-        return text.prefix(19).replacingOccurrences(of: "T", with: " ") + " UTC"
+        return text.prefix(19).replacingOccurrences(of: "T", with: " ")
     }
 
     /// A push token as the dashboard shows it: its first 8 characters and its length, never the whole.
@@ -121,10 +126,11 @@ struct AdminPages: Sendable {
 
     /// One row of a list of notifications.
     static func row(_ notification: PushNotification, platform: Platform?) -> [String: Any] {
+        let updated = shortTime(notification.updatedAt)
         var row: [String: Any] = [
             "id": notification.id.uuidString.lowercased(), "shortID": String(notification.id.uuidString.lowercased().prefix(8)) + "…",
             "status": notification.status.rawValue, "attempts": notification.attempts,
-            "updated": time(notification.updatedAt), "platform": platform?.rawValue ?? "–",
+            "updatedDay": String(updated.prefix(10)), "updatedTime": String(updated.suffix(8)), "platform": platform?.rawValue ?? "–",
         ]
         if let error = notification.lastError { row["lastError"] = error }
         return row
