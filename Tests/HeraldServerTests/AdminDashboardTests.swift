@@ -21,7 +21,9 @@ struct AdminDashboardTests {
 
     @Test func withoutAnAdminTokenAdminIsNotThere() async throws {
         try await TestServer().run { client in
-            for (uri, method) in [("/admin", HTTPRequest.Method.get), ("/admin/login", .get), ("/admin/style.css", .get), ("/admin/login", .post)] {
+            for (uri, method) in [
+                ("/admin", HTTPRequest.Method.get), ("/admin/login", .get), ("/admin/style.css", .get), ("/admin/login", .post),
+            ] {
                 let response = try await client.execute(uri: uri, method: method)
                 #expect(response.status == .notFound, "\(method) \(uri)")
             }
@@ -85,13 +87,16 @@ struct AdminDashboardTests {
             #expect(overview.text.contains("<h1>Overview</h1>"))
             #expect(overview.headers[.contentSecurityPolicy]?.contains("default-src 'none'") == true)
             #expect(overview.headers[.cacheControl] == "no-store")
-            #expect(try await client.execute(uri: "/admin/login", method: .get, headers: session.headers).headers[.location] == "/admin")
+            #expect(
+                try await client.execute(uri: "/admin/login", method: .get, headers: session.headers).headers[.location]
+                    == "/admin")
 
             let csrf = try #require(overview.csrf)
             let logout = try await client.form("/admin/logout", ["csrf": csrf], session: session)
             #expect(logout.status == .seeOther)
             #expect(logout.headers[.location] == "/admin/login?out=1")
-            #expect(logout.headers[.setCookie]?.hasPrefix("herald_admin=; Path=/admin; Max-Age=0; HttpOnly; SameSite=Strict") == true)
+            #expect(
+                logout.headers[.setCookie]?.hasPrefix("herald_admin=; Path=/admin; Max-Age=0; HttpOnly; SameSite=Strict") == true)
             // The old cookie is worth nothing now.
             let after = try await client.execute(uri: "/admin", method: .get, headers: session.headers)
             #expect(after.status == .seeOther)
@@ -104,13 +109,16 @@ struct AdminDashboardTests {
         var server = try Self.server()
         server.configuration.trustedProxies = ["127.0.0.1"]
         try await server.run { client in
-            let overTLS = try await client.form("/admin/login", ["token": Self.token], headers: [.init("X-Forwarded-Proto")!: "https"])
+            let overTLS = try await client.form(
+                "/admin/login", ["token": Self.token], headers: [.init("X-Forwarded-Proto")!: "https"])
             #expect(overTLS.headers[.setCookie]?.hasSuffix("; Secure") == true)
-            let plain = try await client.form("/admin/login", ["token": Self.token], headers: [.init("X-Forwarded-Proto")!: "http"])
+            let plain = try await client.form(
+                "/admin/login", ["token": Self.token], headers: [.init("X-Forwarded-Proto")!: "http"])
             #expect(plain.headers[.setCookie]?.contains("Secure") == false)
         }
         try await Self.server().run { client in  // no trusted proxy: the header is not believed
-            let claimed = try await client.form("/admin/login", ["token": Self.token], headers: [.init("X-Forwarded-Proto")!: "https"])
+            let claimed = try await client.form(
+                "/admin/login", ["token": Self.token], headers: [.init("X-Forwarded-Proto")!: "https"])
             #expect(claimed.headers[.setCookie]?.contains("Secure") == false)
         }
     }
@@ -177,7 +185,8 @@ struct AdminDashboardTests {
             let id = try #require(try sent.json()["id"]?.stringValue)
             let session = try await client.adminLogin()
 
-            let page = try await client.execute(uri: "/admin/notification?id=\(id.uppercased())", method: .get, headers: session.headers)
+            let page = try await client.execute(
+                uri: "/admin/notification?id=\(id.uppercased())", method: .get, headers: session.headers)
             #expect(page.status == .ok)
             #expect(page.text.contains("<code>\(id)</code> <span class=\"status delivered\">delivered</span>"))
             #expect(page.text.contains("Accepted, counted against the quota of"))
@@ -186,10 +195,12 @@ struct AdminDashboardTests {
             #expect(!page.text.contains("<b>open"))
             #expect(!page.text.contains(registration.userID))
 
-            let unknown = try await client.execute(uri: "/admin/notification?id=\(UUID().uuidString)", method: .get, headers: session.headers)
+            let unknown = try await client.execute(
+                uri: "/admin/notification?id=\(UUID().uuidString)", method: .get, headers: session.headers)
             #expect(unknown.status == .notFound)
             #expect(unknown.text.contains("No notification has this id."))
-            let malformed = try await client.execute(uri: "/admin/notification?id=%3Cscript%3E", method: .get, headers: session.headers)
+            let malformed = try await client.execute(
+                uri: "/admin/notification?id=%3Cscript%3E", method: .get, headers: session.headers)
             #expect(malformed.status == .badRequest)
             #expect(malformed.text.contains("value=\"&lt;script&gt;\""))
             #expect(try await client.execute(uri: "/admin/notification", method: .get, headers: session.headers).status == .ok)
@@ -216,7 +227,8 @@ struct AdminDashboardTests {
             #expect(page.text.contains("1 of 150 used, 149 left"))
             #expect(page.text.contains("/admin/notification?id=\(id)"))
             for secret in [
-                registration.userID, registration.userID.uppercased(), registration.secret, token, Secrets.hash(registration.userID),
+                registration.userID, registration.userID.uppercased(), registration.secret, token,
+                Secrets.hash(registration.userID),
                 Secrets.hash(registration.secret),
             ] {
                 #expect(!page.text.contains(secret))
@@ -259,12 +271,14 @@ struct AdminDashboardTests {
             let page = try await client.execute(uri: location, method: .get, headers: session.headers)
             #expect(page.text.contains("Test notification accepted: delivered."))
             // The quota counts it as any send.
-            let quota = try await client.form("/admin/device", ["csrf": session.csrf, "user_id": registration.userID], session: session)
+            let quota = try await client.form(
+                "/admin/device", ["csrf": session.csrf, "user_id": registration.userID], session: session)
             #expect(quota.text.contains("1 of 150 used"))
 
             // A refusal is said on the form, with the API's status.
             let unknown = try await client.form(
-                "/admin/send", ["csrf": session.csrf, "user_id": Secrets.random256BitHex(), "title": "x", "body": "y"], session: session)
+                "/admin/send", ["csrf": session.csrf, "user_id": Secrets.random256BitHex(), "title": "x", "body": "y"],
+                session: session)
             #expect(unknown.status == .notFound)
             #expect(unknown.text.contains(#"class="notice error""#))
             let untitled = try await client.form(
@@ -310,7 +324,9 @@ struct DashboardSession {
 
 extension TestClientProtocol {
     /// Posts `fields` as an HTML form does.
-    func form(_ uri: String, _ fields: [String: String], session: DashboardSession? = nil, headers: HTTPFields = [:]) async throws -> TestResponse {
+    func form(_ uri: String, _ fields: [String: String], session: DashboardSession? = nil, headers: HTTPFields = [:]) async throws
+        -> TestResponse
+    {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
         let body = fields.sorted { $0.key < $1.key }.map { name, value in

@@ -160,7 +160,9 @@ struct AdminController<Context: RemoteAddressRequestContext>: Sendable {
     @Sendable func overview(_ request: Request, context: Context, signedIn: SignedIn) async throws -> Response {
         let now = clock.now()
         let tallies = try await storeCall { try await store.deviceTallies() }
-        let summary = try await storeCall { try await store.notificationSummary(since: now.addingTimeInterval(-86_400), errorLimit: 5) }
+        let summary = try await storeCall {
+            try await store.notificationSummary(since: now.addingTimeInterval(-86_400), errorLimit: 5)
+        }
         let delivered = summary.byStatus[.delivered] ?? 0
         let finished = delivered + (summary.byStatus[.failed] ?? 0) + (summary.byStatus[.expired] ?? 0)
         let states: [DeliveryStatus] = [.pending, .delivered, .failed, .expired]
@@ -171,7 +173,9 @@ struct AdminController<Context: RemoteAddressRequestContext>: Sendable {
                 "perHour": String(format: "%.1f", Double(delivered) / 24),
                 "successRate": finished == 0 ? "–" : String(format: "%.1f %%", Double(delivered) * 100 / Double(finished)),
                 "deviceTotal": tallies.reduce(0) { $0 + $1.count },
-                "devices": tallies.map { ["platform": $0.platform.rawValue, "state": $0.isActive ? "active" : "inactive", "count": $0.count] },
+                "devices": tallies.map {
+                    ["platform": $0.platform.rawValue, "state": $0.isActive ? "active" : "inactive", "count": $0.count]
+                },
                 "states": states.map { ["status": $0.rawValue, "count": summary.byStatus[$0] ?? 0] },
                 "errors": summary.topErrors.map { ["error": $0.error, "count": $0.count] },
             ])
@@ -179,14 +183,16 @@ struct AdminController<Context: RemoteAddressRequestContext>: Sendable {
 
     @Sendable func notification(_ request: Request, context: Context, signedIn: SignedIn) async throws -> Response {
         let title = "Notification"
-        guard let query = request.uri.queryParameters["id"].map({ String($0).trimmingCharacters(in: .whitespaces) }), !query.isEmpty
+        guard let query = request.uri.queryParameters["id"].map({ String($0).trimmingCharacters(in: .whitespaces) }),
+            !query.isEmpty
         else {
             return pages.render("notification", title: title, session: signedIn.session)
         }
         guard let id = UUID(uuidString: query) else {
             return pages.render(
                 "notification", title: title, session: signedIn.session, status: .badRequest,
-                notice: .error("A notification id is a UUID, such as 3f2c8a0e-5b1d-4c2a-8e6f-0a7e5b1d4c2a."), values: ["query": query])
+                notice: .error("A notification id is a UUID, such as 3f2c8a0e-5b1d-4c2a-8e6f-0a7e5b1d4c2a."),
+                values: ["query": query])
         }
         guard let notification = try await storeCall({ try await store.notification(id: id) }) else {
             return pages.render(
@@ -208,7 +214,8 @@ struct AdminController<Context: RemoteAddressRequestContext>: Sendable {
         if let collapseID = notification.collapseID { details["collapseID"] = collapseID }
         if let error = notification.lastError { details["lastError"] = error }
         if let providerID = notification.providerMessageID { details["providerID"] = providerID }
-        let notice = request.uri.queryParameters["sent"] != nil
+        let notice =
+            request.uri.queryParameters["sent"] != nil
             ? AdminPages.Notice.info("Test notification accepted: \(notification.status.rawValue).") : nil
         return pages.render(
             "notification", title: title, session: signedIn.session, notice: notice,

@@ -128,9 +128,11 @@ struct AdminPages: Sendable {
     static func row(_ notification: PushNotification, platform: Platform?) -> [String: Any] {
         let updated = shortTime(notification.updatedAt)
         var row: [String: Any] = [
-            "id": notification.id.uuidString.lowercased(), "shortID": String(notification.id.uuidString.lowercased().prefix(8)) + "…",
+            "id": notification.id.uuidString.lowercased(),
+            "shortID": String(notification.id.uuidString.lowercased().prefix(8)) + "…",
             "status": notification.status.rawValue, "attempts": notification.attempts,
-            "updatedDay": String(updated.prefix(10)), "updatedTime": String(updated.suffix(8)), "platform": platform?.rawValue ?? "–",
+            "updatedDay": String(updated.prefix(10)), "updatedTime": String(updated.suffix(8)),
+            "platform": platform?.rawValue ?? "–",
         ]
         if let error = notification.lastError { row["lastError"] = error }
         return row
@@ -156,7 +158,8 @@ struct AdminPages: Sendable {
                 events.append((notification.updatedAt, "Attempt \(notification.attempts) did not deliver it\(error)."))
             }
             if let lease {
-                events.append((notification.updatedAt, "Being delivered by \(lease.owner) (claim held until \(time(lease.expiresAt)))."))
+                events.append(
+                    (notification.updatedAt, "Being delivered by \(lease.owner) (claim held until \(time(lease.expiresAt)))."))
             } else {
                 events.append((notification.nextAttemptAt, "Next attempt due."))
             }
@@ -168,7 +171,8 @@ struct AdminPages: Sendable {
     /// The payload as indented JSON (keys sorted), or as text when it is not JSON.
     static func prettyPayload(_ data: Data) -> String {
         guard let object = try? JSONSerialization.jsonObject(with: data),
-            let pretty = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+            let pretty = try? JSONSerialization.data(
+                withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         else { return String(decoding: data, as: UTF8.self) }
         return String(decoding: pretty, as: UTF8.self)
     }

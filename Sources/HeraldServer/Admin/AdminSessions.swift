@@ -40,7 +40,9 @@ final class AdminSessions: Sendable {
         let session = Session(csrfToken: Secrets.random256BitHex(), expiresAt: now.addingTimeInterval(Self.lifetime))
         sessions.withLock { sessions in
             sessions = sessions.filter { $0.value.expiresAt > now }
-            while sessions.count >= Self.maximumSessions, let oldest = sessions.min(by: { $0.value.expiresAt < $1.value.expiresAt })?.key {
+            while sessions.count >= Self.maximumSessions,
+                let oldest = sessions.min(by: { $0.value.expiresAt < $1.value.expiresAt })?.key
+            {
                 sessions[oldest] = nil
             }
             sessions[Secrets.hash(secret)] = session

@@ -14,7 +14,8 @@ enum FormBody {
     static func fields(of request: Request, limit: Int) async throws -> [String: String] {
         let type = request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
         guard type == "application/x-www-form-urlencoded" else {
-            throw APIError(hummingbirdStatus: .unsupportedMediaType, message: "Send the form as application/x-www-form-urlencoded.")
+            throw APIError(
+                hummingbirdStatus: .unsupportedMediaType, message: "Send the form as application/x-www-form-urlencoded.")
         }
         let buffer: ByteBuffer
         do {

@@ -28,7 +28,8 @@ extension PostgresStore {
             }
             summary.byStatus[known] = count
         }
-        summary.pending = try await read("SELECT count(*) FROM notification WHERE status = 'pending'").first?.decode(Int.self) ?? 0
+        summary.pending =
+            try await read("SELECT count(*) FROM notification WHERE status = 'pending'").first?.decode(Int.self) ?? 0
         summary.topErrors = try await read(
             """
             SELECT last_error, count(*) AS count FROM notification
