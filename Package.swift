@@ -38,6 +38,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
     ],
     targets: [
         // Domain: devices, notifications, the delivery pipeline, store and provider protocols.
@@ -92,9 +93,14 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Mustache", package: "swift-mustache"),
             ],
-            // Embedded in the binary (`PackageResources.openapi_yaml`): `herald` runs with nothing beside it.
-            resources: [.embedInCode("Resources/openapi.yaml")],
+            // Embedded in the binary (`PackageResources.openapi_yaml`, `PackageResources.overview_mustache`, …):
+            // `herald` runs with nothing beside it.
+            resources: [.embedInCode("Resources/openapi.yaml")]
+                + ["header", "footer", "login", "message", "overview", "notifications", "live", "notification", "device", "send"]
+                .map { .embedInCode("Resources/Admin/\($0).mustache") }
+                + [.embedInCode("Resources/Admin/style.css")],
             swiftSettings: swiftSettings
         ),
         // Test support shared by tests and benchmarks: the APNs double, test keys, a test clock.

@@ -218,7 +218,7 @@ public enum StoreReadiness: Sendable, Equatable {
     case cannotWrite(String)
 }
 
-public protocol HeraldStore: DeviceStore, NotificationStore, APITokenStore {
+public protocol HeraldStore: DeviceStore, NotificationStore, APITokenStore, DashboardStore {
     /// Whether the backend answers and takes writes (for `/readyz`).
     func readiness() async -> StoreReadiness
     /// Releases the backend's resources; nothing may be called afterwards.

@@ -68,7 +68,8 @@ public func buildApplication(
     let (router, webSocketRouter) = buildRouters(
         store: store, pipeline: pipeline, worker: worker, hub: hub, link: link, clock: clock,
         bodyLimit: configuration.maximumBodyBytes, registration: .init(configuration),
-        addresses: try ClientAddressResolver(configuration), metrics: metrics.server)
+        addresses: try ClientAddressResolver(configuration), metrics: metrics.server,
+        adminToken: configuration.adminToken)
     var services: [any Service] = closers + [worker, hub]
     if let registry = metrics.registry {
         let endpoint = MetricsEndpoint(registry: registry, metrics: metrics.server, store: store, worker: worker, hub: hub, clock: clock)
@@ -115,7 +116,7 @@ func guardedServer(webSocketRouter: Router<HeraldRequestContext>, configuration:
 func buildRouters(
     store: any HeraldStore, pipeline: SendPipeline, worker: DeliveryWorker, hub: WebSocketHub, link: ClusterLink? = nil,
     clock: any WallClock, bodyLimit: Int, registration: RegistrationSettings, addresses: ClientAddressResolver,
-    metrics: ServerMetrics
+    metrics: ServerMetrics, adminToken: String? = nil
 ) -> (http: Router<HeraldRequestContext>, webSocket: Router<HeraldRequestContext>) {
     let router = Router(context: HeraldRequestContext.self, options: .autoGenerateHeadEndpoints)
     router.add(middleware: JSONErrorMiddleware())
@@ -155,6 +156,12 @@ func buildRouters(
         .addRoutes(to: router)
     HomeAssistantController(pipeline: pipeline, directory: directory, credentials: credentials, clock: clock, bodyLimit: bodyLimit)
         .addRoutes(to: api)
+    if let adminToken {  // without HERALD_ADMIN_TOKEN, /admin is not there at all (404)
+        AdminController(
+            token: adminToken, store: store, pipeline: pipeline, directory: directory, credentials: credentials, clock: clock,
+            bodyLimit: bodyLimit
+        ).addRoutes(to: router)
+    }
     let webSocketRouter = Router(context: HeraldRequestContext.self)
     WebSocketController(hub: hub, directory: directory, credentials: credentials, worker: worker, link: link)
         .addRoutes(to: router, upgradesOn: webSocketRouter)

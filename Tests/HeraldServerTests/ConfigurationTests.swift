@@ -129,19 +129,21 @@ struct ConfigurationTests {
         #expect(defaults.registrationsPerMinute == 20)
         #expect(defaults.maximumDevices == nil)
         #expect(defaults.registrationToken == nil)
+        #expect(defaults.adminToken == nil)
 
         let configuration = try ConfigurationLoader.load(
             file: nil,
             environment: [
                 "HERALD_TRUSTED_PROXIES": "10.0.0.0/8, ::1,192.0.2.7", "HERALD_CLIENT_ADDRESS_HEADER": "X-Real-IP",
                 "HERALD_REGISTRATIONS_PER_MINUTE": "0", "HERALD_MAX_DEVICES": "5000",
-                "HERALD_REGISTRATION_TOKEN": "3f9c0a7e5b1d4c2a8e6f",
+                "HERALD_REGISTRATION_TOKEN": "3f9c0a7e5b1d4c2a8e6f", "HERALD_ADMIN_TOKEN": "a-long-operator-token",
             ])
         #expect(configuration.trustedProxies == ["10.0.0.0/8", "::1", "192.0.2.7"])
         #expect(configuration.clientAddressHeader == "X-Real-IP")
         #expect(configuration.registrationsPerMinute == 0)
         #expect(configuration.maximumDevices == 5000)
         #expect(configuration.registrationToken == "3f9c0a7e5b1d4c2a8e6f")
+        #expect(configuration.adminToken == "a-long-operator-token")
     }
 
     @Test(arguments: [
@@ -151,6 +153,7 @@ struct ConfigurationTests {
         (["HERALD_REGISTRATIONS_PER_MINUTE": "-1"], "HERALD_REGISTRATIONS_PER_MINUTE: \"-1\" is not a whole number"),
         (["HERALD_MAX_DEVICES": "0"], "HERALD_MAX_DEVICES: \"0\" is not a whole number from 1"),
         (["HERALD_REGISTRATION_TOKEN": "short"], "HERALD_REGISTRATION_TOKEN: must be 16 to 512 printable ASCII characters"),
+        (["HERALD_ADMIN_TOKEN": "with a space in it"], "HERALD_ADMIN_TOKEN: must be 16 to 512 printable ASCII characters"),
     ])
     func invalidRegistrationOptionsAreOneLineNamingTheOption(environment: [String: String], message: String) {
         #expect {

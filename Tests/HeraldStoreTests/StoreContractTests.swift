@@ -310,6 +310,56 @@ struct StoreContractTests {
         #expect(await store.readiness() == .ready)
         try await store.close()
     }
+
+    @Test(arguments: Backend.available)
+    func theDashboardSummariesCountDevicesStatesAndErrors(_ backend: Backend) async throws {
+        let store = try await backend.makeStore()
+        #expect(try await store.deviceTallies() == [])
+        #expect(try await store.notificationSummary(since: start, errorLimit: 5) == NotificationSummary())
+        let apns = Fixtures.device(token: Fixtures.apnsToken(1)).device
+        var dead = Fixtures.device(token: Fixtures.apnsToken(2)).device
+        dead.isActive = false
+        let socket = Fixtures.device(platform: .websocket).device
+        for device in [apns, dead, socket] { try await store.insertDevice(device) }
+        #expect(
+            try await store.deviceTallies() == [
+                DeviceTally(platform: .apns, isActive: true, count: 1), DeviceTally(platform: .apns, isActive: false, count: 1),
+                DeviceTally(platform: .websocket, isActive: true, count: 1),
+            ])
+
+        // Changed before the window: counted in the outbox depth only. In it: two delivered, one failed with
+        // BadDeviceToken, two pending that failed once with a 500 and one pending still untried.
+        let lease = Lease(owner: "a", expiresAt: start.addingTimeInterval(3_600))
+        let old = Fixtures.notification(for: apns, at: start.addingTimeInterval(-7_200))
+        _ = try await store.accept(old, quota: QuotaRequest(day: today, maximum: nil))
+        var outcomes: [DeliveryOutcome] = []
+        for (index, (status, error)) in [
+            (DeliveryStatus.delivered, nil), (.delivered, nil), (.failed, "BadDeviceToken"), (.pending, "InternalServerError"),
+            (.pending, "InternalServerError"), (.pending, nil),
+        ].enumerated() {
+            var notification = Fixtures.notification(for: apns, at: start.addingTimeInterval(Double(index)))
+            _ = try await store.accept(notification, quota: QuotaRequest(day: today, maximum: nil), lease: lease)
+            notification.status = status
+            notification.lastError = error
+            notification.attempts = status == .pending && error == nil ? 0 : 1
+            notification.updatedAt = start.addingTimeInterval(60 + Double(index))
+            outcomes.append(DeliveryOutcome(notification: notification))
+        }
+        _ = try await store.commit(WriteBatch(outcomes: outcomes, owner: "a"))
+
+        let summary = try await store.notificationSummary(since: start, errorLimit: 5)
+        #expect(summary.byStatus == [.delivered: 2, .failed: 1, .pending: 3])
+        #expect(summary.pending == 4)
+        #expect(summary.topErrors == [ErrorTally(error: "InternalServerError", count: 2), ErrorTally(error: "BadDeviceToken", count: 1)])
+        #expect(try await store.notificationSummary(since: start, errorLimit: 1).topErrors.count == 1)
+
+        let recent = try await store.recentNotifications(deviceID: nil, limit: 3)
+        #expect(recent.map(\.id) == outcomes.reversed().prefix(3).map(\.notification.id))
+        #expect(recent.first == outcomes.last?.notification)
+        #expect(try await store.recentNotifications(deviceID: socket.id, limit: 10) == [])
+        #expect(try await store.recentNotifications(deviceID: apns.id, limit: 10).last?.id == old.id)
+        try await store.close()
+    }
 }
 
 @Suite("SQLite store")

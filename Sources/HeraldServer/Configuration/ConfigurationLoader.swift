@@ -96,6 +96,13 @@ public enum ConfigurationLoader {
         try connectionSettings(&reader, into: &configuration.connectionLimits)
         try registrationSettings(&reader, into: &configuration)
         try metricsSettings(&reader, into: &configuration)
+        if let token = reader.string("HERALD_ADMIN_TOKEN") {
+            guard (16...512).contains(token.count), token.utf8.allSatisfy({ (0x21...0x7e).contains($0) }) else {
+                throw ConfigurationError(
+                    "HERALD_ADMIN_TOKEN: must be 16 to 512 printable ASCII characters without spaces (e.g. from `openssl rand -hex 32`)")
+            }
+            configuration.adminToken = token
+        }
         configuration.apns = try apnsSettings(&reader)
         if let unknown = reader.unread.sorted().first {
             throw ConfigurationError("\(unknown): unknown option (see the configuration table in README.md)")

@@ -59,6 +59,8 @@ public struct HeraldConfiguration: Sendable {
     public var metricsPort: Int?
     /// The address of the separate metrics listener (only with `metricsPort`).
     public var metricsHost = "127.0.0.1"
+    /// When set, the operator dashboard is served at `/admin` and this token logs in to it; otherwise `/admin` is 404.
+    public var adminToken: String?
 
     public init() {}
 }

@@ -155,6 +155,8 @@ struct CredentialFingerprint: Hashable, Sendable {
     static func apiToken(_ token: String) -> Self { Self("api_token", token) }
     /// The operator's registration token (`X-Herald-Registration-Token`).
     static func registrationToken(_ token: String) -> Self { Self("registration_token", token) }
+    /// The operator's dashboard token (`HERALD_ADMIN_TOKEN`, at `POST /admin/login`).
+    static func adminToken(_ token: String) -> Self { Self("admin_token", token) }
 
     /// The owner credentials of a request's `Authorization: Basic` header, if it has them.
     static func basic(of request: Request) -> Self? {

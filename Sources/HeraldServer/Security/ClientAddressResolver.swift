@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
@@ -42,6 +43,17 @@ struct ClientAddressResolver: Sendable {
         }
         return nearest
     }
+
+    /// Whether the client reached Herald over TLS: Herald itself speaks plain HTTP, so only a trusted proxy that
+    /// terminated TLS can say so, in `X-Forwarded-Proto` (its last entry, the one the nearest proxy wrote) as `https`.
+    /// The dashboard's cookie is `Secure` then.
+    func isForwardedOverTLS(_ request: Request, peer: SocketAddress?) -> Bool {
+        guard let peer = peer.flatMap(IPAddress.init), isTrusted(peer) else { return false }
+        let entries = request.headers[values: Self.forwardedProtoHeader].flatMap { $0.split(separator: ",") }
+        return entries.last?.trimmingCharacters(in: .whitespaces).lowercased() == "https"
+    }
+
+    static let forwardedProtoHeader = HTTPField.Name("X-Forwarded-Proto")!
 
     /// What per-client limits count under: ``IPAddress/clientKey`` of the client's address, `unknown` without one.
     func clientKey(of request: Request, context: some RemoteAddressRequestContext) -> String {

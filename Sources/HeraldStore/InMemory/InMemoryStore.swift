@@ -190,3 +190,38 @@ public actor InMemoryStore: HeraldStore {
         (lhs.createdAt, lhs.id.uuidString) < (rhs.createdAt, rhs.id.uuidString)
     }
 }
+
+// MARK: Dashboard
+
+extension InMemoryStore {
+    public func deviceTallies() async throws -> [DeviceTally] {
+        let grouped = Dictionary(grouping: devices.values) { DeviceTallyKey(platform: $0.platform, isActive: $0.isActive) }
+        return grouped.map { DeviceTally(platform: $0.key.platform, isActive: $0.key.isActive, count: $0.value.count) }
+            .sorted { ($0.platform.rawValue, $0.isActive ? 0 : 1) < ($1.platform.rawValue, $1.isActive ? 0 : 1) }
+    }
+
+    public func notificationSummary(since: Date, errorLimit: Int) async throws -> NotificationSummary {
+        let recent = notifications.values.filter { $0.updatedAt >= since }
+        var errors: [String: Int] = [:]
+        for notification in recent {
+            if let error = notification.lastError { errors[error, default: 0] += 1 }
+        }
+        return NotificationSummary(
+            byStatus: Dictionary(grouping: recent, by: \.status).mapValues(\.count),
+            pending: notifications.values.count { $0.status == .pending },
+            topErrors: errors.map { ErrorTally(error: $0.key, count: $0.value) }
+                .sorted { ($1.count, $0.error) < ($0.count, $1.error) }
+                .prefix(errorLimit).map { $0 })
+    }
+
+    public func recentNotifications(deviceID: Device.ID?, limit: Int) async throws -> [PushNotification] {
+        let chosen = notifications.values.filter { deviceID == nil || $0.deviceID == deviceID }
+        return Array(
+            chosen.sorted { ($1.updatedAt, $1.id.uuidString) < ($0.updatedAt, $0.id.uuidString) }.prefix(limit))
+    }
+
+    private struct DeviceTallyKey: Hashable {
+        var platform: Platform
+        var isActive: Bool
+    }
+}

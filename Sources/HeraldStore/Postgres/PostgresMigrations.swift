@@ -128,6 +128,12 @@ enum PostgresMigrations {
                 """,
                 "CREATE INDEX websocket_presence_instance ON websocket_presence (instance_id)",
             ]),
+        Migration(
+            version: 3, description: "indexes for the operator dashboard (recent changes, a device's notifications)",
+            statements: [
+                "CREATE INDEX notification_updated ON notification (updated_at)",
+                "CREATE INDEX notification_device_updated ON notification (device_id, updated_at)",
+            ]),
     ]
 
     /// The version the schema is at once every migration ran.

@@ -231,7 +231,7 @@ extension PostgresStore {
             total: try row.value("total"))
     }
 
-    private static let notificationColumns = """
+    static let notificationColumns = """
         id, device_id, push_type, priority, collapse_id, payload, quota_day, status, attempts, last_error,
         provider_message_id, created_at, updated_at, next_attempt_at, expires_at
         """
@@ -247,7 +247,7 @@ extension PostgresStore {
         ]
     }
 
-    private static func notification(_ row: PostgresRow) throws -> PushNotification {
+    static func notification(_ row: PostgresRow) throws -> PushNotification {
         let row = row.makeRandomAccess()
         return PushNotification(
             id: try row.value("id"), deviceID: try row.value("device_id"), pushType: try row.enumValue("push_type"),

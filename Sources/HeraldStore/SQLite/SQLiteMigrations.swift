@@ -102,6 +102,13 @@ enum SQLiteMigrations {
         migrator.registerMigration("v5: a table for the readiness probe's rolled-back write") { db in
             try db.execute(sql: "CREATE TABLE readiness_probe (filler BLOB)")
         }
+        migrator.registerMigration("v6: indexes for the operator dashboard (recent changes, a device's notifications)") { db in
+            try db.execute(
+                sql: """
+                    CREATE INDEX notification_updated ON notification(updated_at);
+                    CREATE INDEX notification_device_updated ON notification(device_id, updated_at);
+                    """)
+        }
         return migrator
     }
 }

@@ -444,7 +444,7 @@ public final class SQLiteStore: HeraldStore {
         ]
     }
 
-    private static func notification(_ row: Row) throws -> PushNotification {
+    static func notification(_ row: Row) throws -> PushNotification {
         PushNotification(
             id: try uuid(row["id"]), deviceID: try uuid(row["device_id"]), pushType: try enumValue(row["push_type"]),
             priority: row["priority"], collapseID: row["collapse_id"], payload: row["payload"], quotaDay: row["quota_day"],
@@ -460,7 +460,7 @@ public final class SQLiteStore: HeraldStore {
         return id
     }
 
-    private static func enumValue<Value: RawRepresentable>(_ text: String) throws -> Value where Value.RawValue == String {
+    static func enumValue<Value: RawRepresentable>(_ text: String) throws -> Value where Value.RawValue == String {
         guard let value = Value(rawValue: text) else { throw CorruptRow(detail: "unknown value \(text)") }
         return value
     }
