@@ -43,7 +43,9 @@ extension Bench {
         let bodies = devices.map { $0.notifyBody() }
 
         if scenarios.contains(1) || scenarios.contains(4) {
-            context.acceptRate = try await acceptAndDeliver(herald: herald, port: port, bodies: bodies, baselines: baselines)
+            let figures = try await acceptAndDeliver(herald: herald, port: port, bodies: bodies, baselines: baselines)
+            context.acceptRate = figures.accepted
+            context.sqlite = figures
         }
         if scenarios.contains(2) {
             try await latency(herald: herald, port: port, bodies: bodies, acceptRate: context.acceptRate)
@@ -62,7 +64,7 @@ extension Bench {
     /// Scenario 1: `/api/push/notify` from wrk at full speed (`plan.clients` connections), cycling through the registered
     /// devices; accepted/s, delivered/s at the double, CPU per notification, duplicates and lost notifications.
     private func acceptAndDeliver(herald: ChildProcess, port: Int, bodies: [ByteBuffer], baselines: Baselines) async throws
-        -> Double
+        -> AcceptAndDeliverFigures
     {
         let scenario = "1 accept+deliver"
         Progress.shared.phase("Scenario 1: accept and deliver, wrk, \(plan.clients) connections, \(bodies.count) devices")
@@ -129,7 +131,8 @@ extension Bench {
                     + " (in flight when a wrk run ended); they are not counted as accepted")
         }
         heraldCPU.report(into: report, scenario: scenario, what: "Herald")
-        if let perNotification = heraldCPU.milliseconds(per: deliveries.delivered) {
+        let heraldCPUPerNotification = heraldCPU.milliseconds(per: deliveries.delivered)
+        if let perNotification = heraldCPUPerNotification {
             report.add(
                 Figure(
                     scenario: scenario, name: "Herald CPU per delivered notification (user+system)",
@@ -156,7 +159,8 @@ extension Bench {
                     + " (delivered/s is \(Format.ratio(delivered / baselines.double)) of its own limit)"
             )
         }
-        return result.perSecond
+        return AcceptAndDeliverFigures(
+            accepted: result.perSecond, delivered: delivered, heraldCPUPerNotification: heraldCPUPerNotification)
     }
 
     /// Scenario 2: an open loop at a fixed rate from wrk, each connection on a fixed schedule (``WrkScript``); request

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HeraldCore
+import HeraldStore
 import HeraldTesting
 import NIOCore
 
@@ -15,8 +16,20 @@ struct RunBenchmark: AsyncParsableCommand {
     @Flag(help: "Print the results as JSON on standard output; progress stays on standard error.")
     var json = false
 
-    @Option(help: "The scenarios to run, e.g. 1,2,5 (default: all of 1-6; the baselines always run).")
+    @Option(
+        help: """
+            The scenarios to run, e.g. 1,2,5 (default: all of 1-6, and 7 when a PostgreSQL server is given; the \
+            baselines always run).
+            """)
     var scenarios: String?
+
+    @Option(
+        help: """
+            The PostgreSQL server of scenario 7 (several instances on one database), e.g. \
+            postgres://herald@127.0.0.1:5432/postgres; default: $HERALD_BENCH_POSTGRES_URL. Each run creates its own \
+            databases there (herald_bench_…) and drops them at the end.
+            """)
+    var postgresURL: String?
 
     @Option(help: "Registered devices for scenario 5 (default 1,000,000; 20,000 with --quick).")
     var scaleDevices: Int?
@@ -58,10 +71,18 @@ struct RunBenchmark: AsyncParsableCommand {
         guard plan.clients >= 1, plan.wrkThreads >= 1, plan.pending >= 1, plan.latencyRate > 0 else {
             throw ValidationError("--connections, --wrk-threads, --pending and --latency-rate must be positive")
         }
+        let postgres = (postgresURL ?? ProcessInfo.processInfo.environment["HERALD_BENCH_POSTGRES_URL"]).flatMap {
+            $0.isEmpty ? nil : $0
+        }
+        if let postgres {
+            guard PostgresURL.isPostgres(postgres), (try? PostgresURL(postgres)) != nil else {
+                throw ValidationError("--postgres-url: \(PostgresURL.redacted(postgres)) is not a postgres:// URL")
+            }
+        }
         let selected = try Set(
-            (scenarios ?? "1,2,3,4,5,6").split(separator: ",").map { text in
-                guard let number = Int(text.trimmingCharacters(in: .whitespaces)), (1...6).contains(number) else {
-                    throw ValidationError("--scenarios takes numbers from 1 to 6, e.g. 1,2,5")
+            (scenarios ?? (postgres == nil ? "1,2,3,4,5,6" : "1,2,3,4,5,6,7")).split(separator: ",").map { text in
+                guard let number = Int(text.trimmingCharacters(in: .whitespaces)), (1...7).contains(number) else {
+                    throw ValidationError("--scenarios takes numbers from 1 to 7, e.g. 1,2,5")
                 }
                 return number
             })
@@ -95,6 +116,7 @@ struct RunBenchmark: AsyncParsableCommand {
         }
         if selected.contains(5) { try await bench.storeScale(context: context) }
         if selected.contains(6) { try await bench.recovery(baselines: baselines) }
+        if selected.contains(7) { try await bench.postgres(serverURL: postgres, context: context) }
         try? await apns.double.shutdown()
 
         let command = "swift run -c release herald-bench " + CommandLine.arguments.dropFirst().joined(separator: " ")
@@ -186,6 +208,18 @@ struct ScenarioContext: Sendable {
     var registrationRate: Double?
     /// Accepted notifications per second in scenario 1, for scenario 2's rate.
     var acceptRate: Double?
+    /// Scenario 1's figures (SQLite), for scenario 7 (PostgreSQL) to stand beside.
+    var sqlite: AcceptAndDeliverFigures?
+}
+
+/// The headline figures of an accept-and-deliver run (scenario 1 on SQLite, scenario 7 on PostgreSQL).
+struct AcceptAndDeliverFigures: Sendable {
+    /// wrk's 2xx per second.
+    var accepted: Double
+    /// The double's 200s per second over the same window.
+    var delivered: Double
+    /// Herald's user + system CPU per delivered notification, milliseconds.
+    var heraldCPUPerNotification: Double?
 }
 
 /// The herald binary (release, built beside this one) and this executable (for `bare-server`).

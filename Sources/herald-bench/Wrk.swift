@@ -70,9 +70,10 @@ struct Wrk: Sendable {
     /// With one, the connections send `rate` requests per second in all, each on a fixed schedule (open loop; see
     /// ``WrkScript``); each connection then has a wrk thread of its own, so that the thread's Lua state knows which
     /// request an answer belongs to, and `keepIDs` also keeps each 2xx's scheduled, actual send and answer times.
+    /// `threads` replaces ``threads`` for a closed loop (several wrk processes at once share the threads out).
     func load(
         _ name: String, path: String, bodies: [ByteBuffer], connections: Int, keepIDs: Bool = false,
-        stopAfter quota: Int? = nil, rate: Double? = nil
+        stopAfter quota: Int? = nil, rate: Double? = nil, threads: Int? = nil
     ) throws -> WrkLoad {
         precondition(rate.map { $0 > 0 } ?? true, "a fixed rate must be positive")
         let bodiesFile = directory.appendingPathComponent("\(name).bodies")
@@ -90,7 +91,8 @@ struct Wrk: Sendable {
         let load = WrkLoad(
             name: name, path: path, bodiesFile: bodiesFile, connections: connections,
             // A thread with no share of the quota would never stop: at most one thread per request of the quota.
-            threads: rate == nil ? max(1, min(threads, connections, quota ?? .max)) : connections, keepIDs: keepIDs,
+            threads: rate == nil ? max(1, min(threads ?? self.threads, connections, quota ?? .max)) : connections,
+            keepIDs: keepIDs,
             quota: quota, rate: rate, directory: directory)
         try WrkScript.text(for: load).write(to: load.scriptFile, atomically: true, encoding: .utf8)
         return load
