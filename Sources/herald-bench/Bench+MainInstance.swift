@@ -83,19 +83,10 @@ extension Bench {
 
         // Every notification answered 201, warm-up included, must reach the double exactly once.
         let accepted = Set((warmup?.ids ?? []) + result.ids)
-        let answered2xx = (warmup?.succeeded ?? 0) + result.succeeded
-        if accepted.count != answered2xx {
-            report.note("scenario 1: \(answered2xx) answers were 2xx but \(accepted.count) distinct notification ids were read")
-        }
-        let (drain, missing) = await waitForDistinctDeliveries(of: accepted, timeout: .seconds(60), label: "draining")
-        if missing > 0 {
-            report.note("scenario 1: \(missing) accepted notifications were not delivered within 60 s of the end of the load")
-        }
-        try? await Task.sleep(for: .seconds(2))  // a late duplicate (a scan racing a fresh delivery) would show here
-        let answered = apns.recorder.stop()
-        let lost = accepted.count { answered[$0] == nil }
-        let duplicates = apns.delivered - deliveredBefore - answered.count
-        let unanswered = answered.count - (accepted.count - lost)
+        let audit = await auditDeliveries(
+            of: accepted, answered2xx: (warmup?.succeeded ?? 0) + result.succeeded, deliveredBefore: deliveredBefore,
+            context: "scenario 1")
+        let unanswered = audit.delivered - (accepted.count - audit.lost)
         let delivered = Double(deliveries.delivered) / result.window.seconds
 
         if let note = result.failureNote("scenario 1") { report.note(note) }
@@ -115,16 +106,7 @@ extension Bench {
                     scenario: scenario, name: "request latency p\(Self.percentileName(percentile)) at saturation (wrk)",
                     value: result.milliseconds(atPercentile: percentile), unit: "ms"))
         }
-        report.add(
-            Figure(
-                scenario: scenario, name: "duplicate deliveries (a 2nd APNs 200 for one apns-id)", value: Double(duplicates),
-                unit: "push", ratio: Double(duplicates) / Double(max(1, answered.count)),
-                ratioTo: "of \(Format.grouped(Double(answered.count))) delivered", target: "0", met: duplicates == 0))
-        report.add(
-            Figure(
-                scenario: scenario, name: "lost (accepted, never delivered)", value: Double(lost), unit: "notif",
-                ratio: Double(lost) / Double(max(1, accepted.count)),
-                ratioTo: "of \(Format.grouped(Double(accepted.count))) accepted", target: "0", met: lost == 0))
+        reportAudit(audit, accepted: accepted.count, scenario: scenario, label: "")
         if unanswered > 0 {
             report.note(
                 "scenario 1: \(unanswered) notifications were delivered whose answer wrk never read"
@@ -145,8 +127,8 @@ extension Bench {
             Figure(
                 scenario: "4 memory", name: "Herald peak RSS under scenario 1", value: Double(peakRSS) / 1_048_576,
                 unit: "MB", ratio: Double(peakRSS) / Double(baselines.bareIdleRSS), ratioTo: "bare idle"))
-        if drain > .milliseconds(100) {
-            report.note(String(format: "scenario 1: the last deliveries arrived %.1f s after the load stopped", drain.seconds))
+        if audit.drain > .milliseconds(100) {
+            report.note(String(format: "scenario 1: the last deliveries arrived %.1f s after the load stopped", audit.drain.seconds))
         }
         if delivered >= 0.8 * baselines.double {
             report.note(

@@ -181,18 +181,9 @@ extension Bench {
 
         // Every notification answered 2xx, warm-ups included, must reach the double exactly once.
         let accepted = Set((warmups + results).flatMap(\.ids))
-        let answered2xx = (warmups + results).reduce(0) { $0 + $1.succeeded }
-        if accepted.count != answered2xx {
-            report.note("scenario 7, \(label): \(answered2xx) answers were 2xx but \(accepted.count) distinct ids were read")
-        }
-        let (_, missing) = await waitForDistinctDeliveries(of: accepted, timeout: .seconds(60), label: "draining")
-        if missing > 0 {
-            report.note("scenario 7, \(label): \(missing) accepted notifications were not delivered within 60 s of the end")
-        }
-        try? await Task.sleep(for: .seconds(2))  // a late duplicate would show here
-        let answered = apns.recorder.stop()
-        let lost = accepted.count { answered[$0] == nil }
-        let duplicates = apns.delivered - deliveredBefore - answered.count
+        let audit = await auditDeliveries(
+            of: accepted, answered2xx: (warmups + results).reduce(0) { $0 + $1.succeeded }, deliveredBefore: deliveredBefore,
+            context: "scenario 7, \(label)")
 
         let acceptedRate = results.reduce(0) { $0 + $1.perSecond }
         let deliveredRate = Double(deliveries.delivered) / window.seconds
@@ -215,16 +206,7 @@ extension Bench {
                     name: "request latency p\(Self.percentileName(percentile)) at saturation, \(label)\(worst)",
                     value: results.map { $0.milliseconds(atPercentile: percentile) }.max() ?? 0, unit: "ms"))
         }
-        report.add(
-            Figure(
-                scenario: scenario, name: "duplicate deliveries, \(label)", value: Double(duplicates), unit: "push",
-                ratio: Double(duplicates) / Double(max(1, answered.count)),
-                ratioTo: "of \(Format.grouped(Double(answered.count))) delivered", target: "0", met: duplicates == 0))
-        report.add(
-            Figure(
-                scenario: scenario, name: "lost (accepted, never delivered), \(label)", value: Double(lost), unit: "notif",
-                ratio: Double(lost) / Double(max(1, accepted.count)),
-                ratioTo: "of \(Format.grouped(Double(accepted.count))) accepted", target: "0", met: lost == 0))
+        reportAudit(audit, accepted: accepted.count, scenario: scenario, label: ", \(label)")
 
         let delivered = deliveries.delivered
         let heraldPerNotification = heraldCPU.milliseconds(per: delivered)

@@ -343,6 +343,52 @@ extension Bench {
     }
 }
 
+/// What became of the notifications a scenario had answered 2xx: each must reach the double exactly once.
+struct DeliveryAudit {
+    /// How long after the load the last of them arrived.
+    var drain: Duration
+    /// Answered 2xx, never delivered.
+    var lost: Int
+    /// A second APNs 200 for one `apns-id`.
+    var duplicates: Int
+    /// Distinct notifications delivered (some may have been accepted without wrk reading the answer).
+    var delivered: Int
+}
+
+extension Bench {
+    /// Drains the deliveries of `accepted` (up to 60 s, then 2 s more for a late duplicate), stops the double's
+    /// recording and counts what was lost and delivered twice (`deliveredBefore`: the double's count at the start of
+    /// recording). Notes inconsistencies under `context`.
+    func auditDeliveries(of accepted: Set<String>, answered2xx: Int, deliveredBefore: Int, context: String) async -> DeliveryAudit {
+        if accepted.count != answered2xx {
+            report.note("\(context): \(answered2xx) answers were 2xx but \(accepted.count) distinct notification ids were read")
+        }
+        let (drain, missing) = await waitForDistinctDeliveries(of: accepted, timeout: .seconds(60), label: "draining")
+        if missing > 0 {
+            report.note("\(context): \(missing) accepted notifications were not delivered within 60 s of the end of the load")
+        }
+        try? await Task.sleep(for: .seconds(2))  // a late duplicate would show here
+        let answered = apns.recorder.stop()
+        return DeliveryAudit(
+            drain: drain, lost: accepted.count { answered[$0] == nil }, duplicates: apns.delivered - deliveredBefore - answered.count,
+            delivered: answered.count)
+    }
+
+    /// The duplicate and lost figures of an audit (target 0 each).
+    func reportAudit(_ audit: DeliveryAudit, accepted: Int, scenario: String, label: String) {
+        report.add(
+            Figure(
+                scenario: scenario, name: "duplicate deliveries (a 2nd APNs 200 for one apns-id)\(label)",
+                value: Double(audit.duplicates), unit: "push", ratio: Double(audit.duplicates) / Double(max(1, audit.delivered)),
+                ratioTo: "of \(Format.grouped(Double(audit.delivered))) delivered", target: "0", met: audit.duplicates == 0))
+        report.add(
+            Figure(
+                scenario: scenario, name: "lost (accepted, never delivered)\(label)", value: Double(audit.lost), unit: "notif",
+                ratio: Double(audit.lost) / Double(max(1, accepted)),
+                ratioTo: "of \(Format.grouped(Double(accepted))) accepted", target: "0", met: audit.lost == 0))
+    }
+}
+
 extension ClosedLoopResult {
     /// A note for the report when some requests failed.
     func failureNote(_ what: String) -> String? {

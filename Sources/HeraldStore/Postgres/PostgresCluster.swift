@@ -77,9 +77,9 @@ final class PostgresCluster: Cluster {
     /// This store's id among the members.
     private let memberID = UUID()
 
-    init(client: PostgresClient, channel: String, devices: DeviceCache, logger: Logger) {
+    init(client: PostgresClient, devices: DeviceCache, logger: Logger) {
         self.client = client
-        channelName = Mutex(channel)
+        channelName = Mutex("herald")
         self.devices = devices
         self.logger = logger
         (messages, inbox) = AsyncStream.makeStream(of: ClusterMessage.self)

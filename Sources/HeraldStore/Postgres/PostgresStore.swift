@@ -46,7 +46,7 @@ public final class PostgresStore: HeraldStore {
         self.client = client
         self.logger = logger
         writeHealth = StoreWriteHealth(logger: logger, storageFailure: Self.storageFailure)
-        presence = PostgresCluster(client: client, channel: "herald", devices: devices, logger: logger)
+        presence = PostgresCluster(client: client, devices: devices, logger: logger)
         // The pool must be running before the first lease (PostgresNIO warns otherwise): wait until the task starts it.
         let (started, start) = AsyncStream<Void>.makeStream()
         running = Task {
