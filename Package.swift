@@ -13,6 +13,7 @@ let package = Package(
         .executable(name: "herald", targets: ["herald"]),
         .library(name: "HeraldCore", targets: ["HeraldCore"]),
         .library(name: "HeraldAPNs", targets: ["HeraldAPNs"]),
+        .library(name: "HeraldFCM", targets: ["HeraldFCM"]),
         .library(name: "HeraldStore", targets: ["HeraldStore"]),
         .library(name: "HeraldServer", targets: ["HeraldServer"]),
         .library(name: "HeraldTesting", targets: ["HeraldTesting"]),
@@ -68,6 +69,22 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // FCM: the service account's OAuth tokens (RS256 JWT), the HTTP v1 client and the PushProvider for FCM devices.
+        .target(
+            name: "HeraldFCM",
+            dependencies: [
+                "HeraldCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // Storage: SQLite (GRDB), PostgreSQL (PostgresNIO) and in-memory implementations of the HeraldCore store protocols.
         .target(
             name: "HeraldStore",
@@ -84,7 +101,7 @@ let package = Package(
         .target(
             name: "HeraldServer",
             dependencies: [
-                "HeraldCore", "HeraldAPNs", "HeraldStore",
+                "HeraldCore", "HeraldAPNs", "HeraldFCM", "HeraldStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),

@@ -35,7 +35,7 @@ public final class APNsProvider: PushProvider {
     private let baseURLs: [PushEnvironment: String]
     private let requestTimeout: TimeAmount
     private let logger: Logger
-    private let metrics: APNsMetrics
+    private let metrics: ProviderMetrics
 
     /// Loads the key and the extra CA certificates and prepares (but does not open) the connections.
     ///
@@ -44,7 +44,7 @@ public final class APNsProvider: PushProvider {
     ///   - clock: The time for the provider token's `iat` and age.
     ///   - logger: Where requests and connection trouble are logged (never full device tokens or JWTs).
     ///   - eventLoopGroup: The NIO event loops of the HTTP clients.
-    ///   - metrics: Where request latencies and answers are counted (``metricDescriptions``); swift-metrics' global
+    ///   - metrics: Where request latencies and answers are counted (``ProviderMetrics``); swift-metrics' global
     ///     factory by default.
     /// - Throws: ``APNsConfigurationError``, one line naming the option at fault.
     public init(
@@ -63,7 +63,7 @@ public final class APNsProvider: PushProvider {
 
         self.configuration = configuration
         self.logger = logger
-        self.metrics = APNsMetrics(factory: metrics)
+        self.metrics = ProviderMetrics(provider: "apns", factory: metrics)
         self.baseURLs = [.production: production, .sandbox: sandbox]
         self.requestTimeout = TimeAmount(configuration.requestTimeout)
         self.tokenIssuer = ProviderTokenIssuer(
@@ -170,7 +170,7 @@ public final class APNsProvider: PushProvider {
     private func execute(_ request: HTTPClientRequest, on client: HTTPClient, logger: Logger) async -> APNsAttemptOutcome {
         let started = ContinuousClock.now
         let outcome = await attempt(request, on: client, logger: logger)
-        metrics.record(outcome, duration: ContinuousClock.now - started)
+        metrics.record(APNsMetrics.labels(of: outcome), duration: ContinuousClock.now - started)
         return outcome
     }
 

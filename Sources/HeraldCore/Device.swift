@@ -2,9 +2,9 @@ import Foundation
 
 /// How a device receives notifications.
 public enum Platform: String, Sendable, Codable, CaseIterable {
-    /// Apple Push PushNotification service.
+    /// Apple Push Notification service.
     case apns
-    /// Firebase Cloud Messaging (not delivered yet; registrations are accepted and kept pending).
+    /// Firebase Cloud Messaging (Android, and apps that use Firebase on every platform).
     case fcm
     /// Only Herald's own WebSocket channel; the device has no cloud token.
     case websocket

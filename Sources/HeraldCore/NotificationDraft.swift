@@ -8,8 +8,12 @@ public struct NotificationDraft: Sendable, Equatable {
     public var priority: Int
     /// `apns-collapse-id`, at most 64 bytes.
     public var collapseID: String?
-    /// The APNs-shaped payload: `aps` plus custom top-level keys.
+    /// The payload in the shape of the device's provider: for APNs (and WebSocket-only devices) `aps` plus custom
+    /// top-level keys; for FCM the `message` object without its target (docs/payloads.md).
     public var payload: JSONObject
+    /// Where in ``payload`` the body sits that ``PayloadFitter`` may shorten: `aps.alert.body` for APNs,
+    /// `notification.body` or `data.message` for FCM.
+    public var bodyPath: [String]
     /// Exempt notifications (commands, critical alerts) don't consume the daily quota.
     public var isExemptFromQuota: Bool
     /// When the notification expires; `nil` for the configured time to live.
@@ -17,8 +21,9 @@ public struct NotificationDraft: Sendable, Equatable {
 
     public init(
         pushType: PushType = .alert, priority: Int = 10, collapseID: String? = nil, payload: JSONObject,
-        isExemptFromQuota: Bool = false, expiresAt: Date? = nil
+        bodyPath: [String] = PayloadFitter.apnsBodyPath, isExemptFromQuota: Bool = false, expiresAt: Date? = nil
     ) {
+        self.bodyPath = bodyPath
         self.pushType = pushType
         self.priority = priority
         self.collapseID = collapseID
@@ -28,10 +33,12 @@ public struct NotificationDraft: Sendable, Equatable {
     }
 }
 
-/// Fits a payload into the provider's size limit by shortening `aps.alert.body`.
+/// Fits a payload into the provider's size limit by shortening its body (`aps.alert.body` for APNs).
 public enum PayloadFitter {
-    /// APNs' limit for every push type Herald sends.
+    /// APNs' limit for every push type Herald sends; FCM's limit for a message to a token is the same.
     public static let apnsLimit = 4096
+    /// Where an APNs payload's body sits.
+    public static let apnsBodyPath = ["aps", "alert", "body"]
     /// What a shortened body ends with.
     public static let ellipsis = "…"
 
@@ -42,18 +49,20 @@ public enum PayloadFitter {
         public var limit: Int
     }
 
-    /// Encodes `payload`; if it is over `limit` bytes, shortens `aps.alert.body` at a character boundary
+    /// Encodes `payload`; if it is over `limit` bytes, shortens the string at `bodyPath` at a character boundary
     /// and appends "…" until it fits. `truncated` says whether the body was shortened.
-    public static func fit(_ payload: JSONObject, limit: Int = apnsLimit) throws -> (data: Data, truncated: Bool) {
+    public static func fit(
+        _ payload: JSONObject, limit: Int = apnsLimit, bodyPath: [String] = apnsBodyPath
+    ) throws -> (data: Data, truncated: Bool) {
         let full = try JSONValue.object(payload).encoded()
         if full.count <= limit { return (full, false) }
-        guard let body = payload.alertBody, !body.isEmpty else {
+        guard let body = payload.string(at: bodyPath), !body.isEmpty else {
             throw TooLarge(minimumBytes: full.count, limit: limit)
         }
         let characters = Array(body)
         func encoded(keeping count: Int) throws -> Data {
             let shortened = count == 0 ? "" : String(characters[0..<count]) + ellipsis
-            return try JSONValue.object(payload.replacingAlertBody(with: shortened)).encoded()
+            return try JSONValue.object(payload.replacingString(at: bodyPath, with: shortened)).encoded()
         }
         // Binary search for the longest prefix that fits.
         var low = 0
@@ -77,17 +86,22 @@ public enum PayloadFitter {
 }
 
 extension JSONObject {
-    /// `aps.alert.body`, when the alert is a dictionary with a string body.
-    var alertBody: String? {
-        self["aps"]?.objectValue?["alert"]?.objectValue?["body"]?.stringValue
+    /// The string at a path of object keys, e.g. `["aps", "alert", "body"]`.
+    public func string(at path: [String]) -> String? {
+        guard let first = path.first else { return nil }
+        if path.count == 1 { return self[first]?.stringValue }
+        return self[first]?.objectValue?.string(at: Array(path.dropFirst()))
     }
 
-    func replacingAlertBody(with body: String) -> JSONObject {
+    /// A copy with the string at `path` replaced; unchanged when nothing is there.
+    func replacingString(at path: [String], with text: String) -> JSONObject {
+        guard let first = path.first, self[first] != nil else { return self }
         var copy = self
-        guard var aps = copy["aps"]?.objectValue, var alert = aps["alert"]?.objectValue else { return copy }
-        alert["body"] = .string(body)
-        aps["alert"] = .object(alert)
-        copy["aps"] = .object(aps)
+        if path.count == 1 {
+            copy[first] = .string(text)
+        } else if let inner = self[first]?.objectValue {
+            copy[first] = .object(inner.replacingString(at: Array(path.dropFirst()), with: text))
+        }
         return copy
     }
 }

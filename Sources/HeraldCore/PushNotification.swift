@@ -23,8 +23,9 @@ public enum DeliveryStatus: String, Sendable, Codable {
 /// The one internal notification. Every send API decodes its own request and produces this;
 /// one pipeline stores, rate-limits and delivers it.
 ///
-/// `payload` is the finished APNs-shaped JSON object (`aps` plus custom keys), already fitted to the
-/// provider's size limit, so what is stored is byte for byte what is sent.
+/// `payload` is the finished JSON in the shape of the device's provider, already fitted to the provider's size limit:
+/// for APNs (and WebSocket-only devices) the APNs payload (`aps` plus custom keys), sent byte for byte; for FCM the
+/// `message` object without its target, to which the provider adds the device's token (and `android.ttl`).
 public struct PushNotification: Sendable, Equatable, Identifiable {
     public var id: UUID
     public var deviceID: Device.ID
@@ -33,7 +34,7 @@ public struct PushNotification: Sendable, Equatable, Identifiable {
     public var priority: Int
     /// `apns-collapse-id`: a later notification with the same id replaces this one on the device.
     public var collapseID: String?
-    /// The JSON payload (an object with `aps`).
+    /// The JSON payload (an object with `aps`, or an FCM message).
     public var payload: Data
     /// The UTC day whose quota this notification consumed; `nil` when it is exempt (commands, critical alerts).
     public var quotaDay: String?

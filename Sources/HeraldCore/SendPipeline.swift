@@ -79,7 +79,7 @@ public struct SendPipeline: Sendable {
         }
         let fitted: (data: Data, truncated: Bool)
         do {
-            fitted = try PayloadFitter.fit(draft.payload)
+            fitted = try PayloadFitter.fit(draft.payload, bodyPath: draft.bodyPath)
         } catch let error as PayloadFitter.TooLarge {
             throw .payloadTooLarge(minimumBytes: error.minimumBytes, limit: error.limit)
         } catch {
@@ -139,19 +139,35 @@ public struct SendPipeline: Sendable {
     /// itself), as Home Assistant's relay does. The app can localise it with the `rate_limit` member.
     private func announceQuotaUsedUp(to device: Device, quota: QuotaStatus) async {
         let now = clock.now()
-        let payload: JSONObject = [
-            "aps": [
-                "alert": [
-                    "title": "Notifications paused",
-                    "body": .string("This device has received its \(quota.maximum) notifications for today. Further notifications are refused until \(quota.resetsAt.iso8601WithMilliseconds)."),
+        let title = "Notifications paused"
+        let body =
+            "This device has received its \(quota.maximum) notifications for today. Further notifications are refused until \(quota.resetsAt.iso8601WithMilliseconds)."
+        let payload: JSONObject
+        if device.platform == .fcm {
+            // As Home Assistant's relay words it for Android: localisable keys, the figures in `data`.
+            payload = [
+                "notification": ["title": .string(title), "body": .string(body)],
+                "data": [
+                    "rateLimited": "true", "maxNotificationsPerDay": .string(String(quota.maximum)),
+                    "resetsAt": .string(quota.resetsAt.iso8601WithMilliseconds),
                 ],
-                "sound": "default",
-            ],
-            "rate_limit": [
-                "loc-key": "rate_limit_notification.body", "title-loc-key": "rate_limit_notification.title",
-                "maximum": .int(quota.maximum), "resetsAt": .string(quota.resetsAt.iso8601WithMilliseconds),
-            ],
-        ]
+                "android": [
+                    "collapse_key": "herald-rate-limit",
+                    "notification": [
+                        "title_loc_key": "rate_limit_notification.title", "body_loc_key": "rate_limit_notification.body",
+                        "body_loc_args": [.string(String(quota.maximum))], "tag": "herald-rate-limit",
+                    ],
+                ],
+            ]
+        } else {
+            payload = [
+                "aps": ["alert": ["title": .string(title), "body": .string(body)], "sound": "default"],
+                "rate_limit": [
+                    "loc-key": "rate_limit_notification.body", "title-loc-key": "rate_limit_notification.title",
+                    "maximum": .int(quota.maximum), "resetsAt": .string(quota.resetsAt.iso8601WithMilliseconds),
+                ],
+            ]
+        }
         guard let data = try? JSONValue.object(payload).encoded() else { return }
         let notification = PushNotification(
             deviceID: device.id, pushType: .alert, priority: 10, collapseID: "herald-rate-limit", payload: data, quotaDay: nil,

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldAPNs
+import HeraldFCM
 import HeraldCore
 import HeraldStore
 import Hummingbird
@@ -41,9 +42,17 @@ public func buildApplication(
     if let apns = configuration.apns {
         let provider = try APNsSetup.makeProvider(apns, clock: clock, metrics: metrics.factory, logger: logger)
         providers.append(provider)
-        closers.append(ProviderCloser(provider: provider))
+        closers.append(ProviderCloser(shutdown: provider.shutdown))
     } else {
         logger.notice("APNs is not configured (HERALD_APNS_KEY_PATH etc.): notifications for Apple devices stay queued")
+    }
+    if let fcm = configuration.fcm {
+        let provider = try FCMSetup.makeProvider(fcm, clock: clock, metrics: metrics.factory, logger: logger)
+        providers.append(provider)
+        closers.append(ProviderCloser(shutdown: provider.shutdown))
+        logger.info("FCM is configured", metadata: ["project": "\(provider.projectID)"])
+    } else {
+        logger.notice("FCM is not configured (HERALD_FCM_SERVICE_ACCOUNT): notifications for FCM devices stay queued")
     }
 
     let hub = WebSocketHub(confirmTimeout: configuration.webSocketConfirmTimeout, metrics: metrics.factory, logger: logger)
@@ -203,10 +212,10 @@ struct StoreCloser: Service {
 
 /// Shuts a provider's connections down after the worker has stopped.
 struct ProviderCloser: Service {
-    let provider: APNsProvider
+    let shutdown: @Sendable () async throws -> Void
 
     func run() async throws {
         try? await gracefulShutdown()
-        try await provider.shutdown()
+        try await shutdown()
     }
 }

@@ -6,8 +6,8 @@ import HeraldCore
 struct Herald: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "herald",
-        abstract: "A self-hosted push-notification gateway for APNs.",
+        abstract: "A self-hosted push-notification gateway for APNs and FCM.",
         version: HeraldVersion.current,
-        subcommands: [Serve.self, Register.self, Send.self, Listen.self, APNs.self, Limits.self, Token.self]
+        subcommands: [Serve.self, Register.self, Send.self, Listen.self, APNs.self, FCM.self, Limits.self, Token.self]
     )
 }

@@ -88,11 +88,17 @@ struct ActionNotificationRequest {
         return actions
     }
 
-    /// The notification the app receives (documented in docs/payloads.md). Critical alerts don't count against
-    /// the daily quota.
-    var draft: NotificationDraft { draft(body: body) }
+    /// The notification the app receives on a device of `platform` (documented in docs/payloads.md). Critical alerts
+    /// don't count against the daily quota.
+    func draft(for platform: Platform) -> NotificationDraft { draft(for: platform, body: body) }
 
-    private func draft(body: String, includingActions: Bool = true) -> NotificationDraft {
+    private func draft(for platform: Platform, body: String, includingActions: Bool = true) -> NotificationDraft {
+        platform == .fcm
+            ? fcmDraft(body: body, includingActions: includingActions)
+            : apnsDraft(body: body, includingActions: includingActions)
+    }
+
+    private func apnsDraft(body: String, includingActions: Bool) -> NotificationDraft {
         var aps: JSONObject = [
             "alert": ["title": .string(title), "body": .string(body)],
             "interruption-level": .string(level.rawValue),
@@ -114,18 +120,63 @@ struct ActionNotificationRequest {
             pushType: .alert, priority: 10, collapseID: notificationID, payload: payload, isExemptFromQuota: level == .critical)
     }
 
+    /// FCM: without buttons a notification message that Android shows by itself (`source` as its channel, the image,
+    /// the level as the notification's priority); with buttons a data-only message, because only the app can draw
+    /// buttons: `title`, `body` and the `actions` (JSON text) travel in `data`. `level` decides the delivery
+    /// priority: `passive` is `NORMAL`, every other level `HIGH`.
+    private func fcmDraft(body: String, includingActions: Bool) -> NotificationDraft {
+        let hasActions = includingActions && !actions.isEmpty
+        var data = FCMMessage.data([
+            "level": .string(level.rawValue), "source": source.map(JSONValue.string),
+            "source_display_name": sourceDisplayName.map(JSONValue.string), "image_url": imageURL.map(JSONValue.string),
+            "url": url.map(JSONValue.string), "notification_id": notificationID.map(JSONValue.string),
+        ])
+        var android: JSONObject = ["priority": level == .passive ? "NORMAL" : "HIGH"]
+        if let notificationID { android["collapse_key"] = .string(notificationID) }
+        var message: JSONObject = [:]
+        let bodyPath: [String]
+        if hasActions {
+            data["title"] = .string(title)
+            data["body"] = .string(body)
+            data["actions"] = .string(FCMMessage.dataString(.array(actions.map(\.json))))
+            bodyPath = ["data", "body"]
+        } else {
+            var notification: JSONObject = ["title": .string(title), "body": .string(body)]
+            if let imageURL { notification["image"] = .string(imageURL) }
+            message["notification"] = .object(notification)
+            var androidNotification: JSONObject = [
+                "notification_priority": .string(Self.androidNotificationPriority[level] ?? "PRIORITY_DEFAULT"),
+                "sound": "default",
+            ]
+            if let source { androidNotification["channel_id"] = .string(source) }
+            if let notificationID { androidNotification["tag"] = .string(notificationID) }
+            android["notification"] = .object(androidNotification)
+            bodyPath = FCMMessage.notificationBodyPath
+        }
+        message["data"] = .object(data)
+        message["android"] = .object(android)
+        return NotificationDraft(
+            pushType: .alert, priority: level == .passive ? 5 : 10, collapseID: notificationID, payload: message,
+            bodyPath: bodyPath, isExemptFromQuota: level == .critical)
+    }
+
+    /// `android.notification.notification_priority` for each level.
+    static let androidNotificationPriority: [Level: String] = [
+        .passive: "PRIORITY_LOW", .active: "PRIORITY_DEFAULT", .timeSensitive: "PRIORITY_HIGH", .critical: "PRIORITY_MAX",
+    ]
+
     /// Refuses (400 `payload_too_large`, field `actions`) a notification that cannot fit APNs' limit even with its
     /// body shortened away *because of its actions*: without them it would fit. Other oversized notifications are
     /// refused by the pipeline with the general message.
-    func checkActionsFit(limit: Int = PayloadFitter.apnsLimit) throws {
-        let shortest = try JSONValue.object(draft(body: "").payload).encoded().count
+    func checkActionsFit(for platform: Platform, limit: Int = PayloadFitter.apnsLimit) throws {
+        let shortest = try JSONValue.object(draft(for: platform, body: "").payload).encoded().count
         guard shortest > limit else { return }
-        let withoutActions = try JSONValue.object(draft(body: "", includingActions: false).payload).encoded().count
+        let withoutActions = try JSONValue.object(draft(for: platform, body: "", includingActions: false).payload).encoded().count
         guard withoutActions <= limit else { return }
         let actionBytes = try JSONValue.array(actions.map(\.json)).encoded().count
         throw APIError(
             .payloadTooLarge,
-            message: "The actions take \(actionBytes) bytes and the notification cannot fit APNs' \(limit)-byte limit "
+            message: "The actions take \(actionBytes) bytes and the notification cannot fit \(platform == .fcm ? "FCM" : "APNs")' \(limit)-byte limit "
                 + "even with the body shortened away (\(shortest) bytes); send fewer actions or shorter urls, headers and bodies.",
             field: "actions")
     }

@@ -68,8 +68,13 @@ struct NotifyRequest {
         return try object.optionalChoice("type", from: allowed) ?? ""
     }
 
-    /// The notification the app receives (documented in docs/payloads.md).
-    var draft: NotificationDraft {
+    /// The notification the app receives on a device of `platform` (documented in docs/payloads.md).
+    func draft(for platform: Platform) -> NotificationDraft {
+        platform == .fcm ? fcmDraft : apnsDraft
+    }
+
+    /// APNs (and the WebSocket channel): an alert with the snapshot, the open target and the collapse id.
+    private var apnsDraft: NotificationDraft {
         var aps: JSONObject = ["alert": ["title": .string(title), "body": .string(body)], "sound": "default"]
         if snapshot != nil { aps["mutable-content"] = 1 }
         var payload: JSONObject = ["aps": .object(aps)]
@@ -77,5 +82,30 @@ struct NotifyRequest {
         if let snapshot { payload["snapshot"] = .object(snapshot) }
         if let open { payload["open"] = .object(open) }
         return NotificationDraft(pushType: .alert, priority: 10, collapseID: notificationID, payload: payload)
+    }
+
+    /// FCM: a notification message (Android shows it without app code), `snapshot` and `open` as JSON text in `data`,
+    /// `notification_id` as the collapse key and the notification's tag (a later one replaces it on screen), an
+    /// `https` snapshot URL as the notification's image.
+    private var fcmDraft: NotificationDraft {
+        var notification: JSONObject = ["title": .string(title), "body": .string(body)]
+        if snapshot?["type"]?.stringValue == "url", let url = snapshot?["url"]?.stringValue, url.lowercased().hasPrefix("https://") {
+            notification["image"] = .string(url)
+        }
+        var androidNotification: JSONObject = ["sound": "default"]
+        var android: JSONObject = ["priority": "HIGH"]
+        if let notificationID {
+            android["collapse_key"] = .string(notificationID)
+            androidNotification["tag"] = .string(notificationID)
+        }
+        android["notification"] = .object(androidNotification)
+        var message: JSONObject = ["notification": .object(notification), "android": .object(android)]
+        let data = FCMMessage.data([
+            "notification_id": notificationID.map(JSONValue.string), "snapshot": snapshot.map(JSONValue.object),
+            "open": open.map(JSONValue.object),
+        ])
+        if !data.isEmpty { message["data"] = .object(data) }
+        return NotificationDraft(
+            pushType: .alert, priority: 10, collapseID: notificationID, payload: message, bodyPath: FCMMessage.notificationBodyPath)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldAPNs
+import HeraldFCM
 import Logging
 import Yams
 
@@ -104,6 +105,7 @@ public enum ConfigurationLoader {
             configuration.adminToken = token
         }
         configuration.apns = try apnsSettings(&reader)
+        configuration.fcm = try fcmSettings(&reader)
         if let unknown = reader.unread.sorted().first {
             throw ConfigurationError("\(unknown): unknown option (see the configuration table in README.md)")
         }
@@ -155,6 +157,34 @@ public enum ConfigurationLoader {
                 throw ConfigurationError("HERALD_METRICS_PORT: must differ from HERALD_PORT (\(port))")
             }
         }
+    }
+
+    private static func fcmSettings(_ reader: inout Reader) throws -> FCMConfiguration? {
+        let path = reader.string(FCMOption.serviceAccountPath.rawValue)
+        let json = reader.string(FCMOption.serviceAccountJSON.rawValue)
+        let optional: [FCMOption] = [.baseURL, .trustedCAPath, .requestTimeout]
+        var optionalValues: [FCMOption: String] = [:]
+        for option in optional { optionalValues[option] = reader.string(option.rawValue) }
+        let source: FCMServiceAccountSource
+        switch (path, json) {
+        case (let path?, nil): source = .file(path: path)
+        case (nil, let json?): source = .json(json)
+        case (_?, _?):
+            throw ConfigurationError("HERALD_FCM_SERVICE_ACCOUNT_JSON: set either HERALD_FCM_SERVICE_ACCOUNT or HERALD_FCM_SERVICE_ACCOUNT_JSON, not both")
+        case (nil, nil):
+            if let stray = optional.first(where: { optionalValues[$0] != nil }) {
+                throw ConfigurationError("\(stray.rawValue): set HERALD_FCM_SERVICE_ACCOUNT (or HERALD_FCM_SERVICE_ACCOUNT_JSON) too, or nothing for FCM")
+            }
+            return nil
+        }
+        var configuration = FCMConfiguration(serviceAccount: source)
+        configuration.baseURL = optionalValues[.baseURL] ?? configuration.baseURL
+        configuration.trustedCAPath = optionalValues[.trustedCAPath]
+        if let text = optionalValues[.requestTimeout] {
+            configuration.requestTimeout = .seconds(try Reader.integer(text, named: FCMOption.requestTimeout.rawValue, in: 1...120))
+        }
+        if let problem = configuration.settingProblems().first { throw ConfigurationError(problem.description) }
+        return configuration
     }
 
     private static func apnsSettings(_ reader: inout Reader) throws -> APNsConfiguration? {

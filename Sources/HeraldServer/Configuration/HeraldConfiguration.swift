@@ -1,5 +1,6 @@
 import Foundation
 import HeraldAPNs
+import HeraldFCM
 import Logging
 
 /// Everything `herald serve` can be told. A plain value: tests build it directly,
@@ -41,6 +42,8 @@ public struct HeraldConfiguration: Sendable {
     public var connectionLimits = ConnectionLimits()
     /// APNs; `nil` when no APNs option is set (notifications for Apple devices then stay queued).
     public var apns: APNsConfiguration?
+    /// FCM; `nil` when no FCM option is set (notifications for FCM devices then stay queued).
+    public var fcm: FCMConfiguration?
     /// Reverse proxies whose forwarding header is believed (IP addresses or CIDR ranges, e.g. `10.0.0.0/8`, `::1`);
     /// empty: the client address of every request is its socket peer.
     public var trustedProxies: [String] = []

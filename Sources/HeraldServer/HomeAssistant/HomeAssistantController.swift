@@ -22,7 +22,7 @@ struct HomeAssistantController<Context: RemoteAddressRequestContext>: Sendable {
         let notify = try HomeAssistantRequest(try await JSONBody.object(of: request, limit: bodyLimit))
         let device = try await device(for: notify.pushToken, request, context)
         return try await SendAnswers.withRateLimitHeaders(of: device, pipeline: pipeline, clock: clock) {
-            let draft = try HomeAssistantPayload.draft(for: notify, now: clock.now())
+            let draft = try HomeAssistantPayload.draft(for: notify, platform: device.platform, now: clock.now())
             do throws(SendError) {
                 let receipt = try await pipeline.send(draft, to: device)
                 return JSONResponse.make(

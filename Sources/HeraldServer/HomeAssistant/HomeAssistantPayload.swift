@@ -1,8 +1,9 @@
 import Foundation
 import HeraldCore
 
-/// Maps a Home Assistant notify call to the APNs notification the Home Assistant iOS app expects from its
-/// official relay (`legacy.js`). The table in docs/homeassistant.md lists every row.
+/// Maps a Home Assistant notify call to the notification the Home Assistant app expects from its official relay: for
+/// APNs devices what the iOS app gets (`legacy.js`), for FCM devices what the Android app gets
+/// (``HomeAssistantAndroidPayload``). The tables in docs/homeassistant.md list every row.
 enum HomeAssistantPayload {
     /// Messages that are commands to the app rather than text to show: silent background pushes, exempt from the quota.
     static let commands: Set<String> = [
@@ -13,7 +14,8 @@ enum HomeAssistantPayload {
     /// The APNs headers `data.apns_headers` may set.
     static let settableHeaders: Set<String> = ["apns-priority", "apns-push-type", "apns-collapse-id", "apns-expiration"]
 
-    static func draft(for request: HomeAssistantRequest, now: Date) throws -> NotificationDraft {
+    static func draft(for request: HomeAssistantRequest, platform: Platform, now: Date) throws -> NotificationDraft {
+        if platform == .fcm { return try HomeAssistantAndroidPayload.draft(for: request) }
         let data = FieldReader(request.data, path: "data")
         var draft = commands.contains(request.message)
             ? try command(request, data)

@@ -38,7 +38,7 @@ struct ServerMetrics: Sendable {
 
     /// Every metric Herald reports but the process metrics.
     static var all: [MetricDescription] {
-        descriptions + DeliveryMetrics.descriptions + APNsProvider.metricDescriptions
+        descriptions + DeliveryMetrics.descriptions + ProviderMetrics.descriptions
     }
 
     /// The send API a request was for.

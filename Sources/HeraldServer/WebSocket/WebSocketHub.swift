@@ -196,13 +196,16 @@ public final class WebSocketHub: LocalChannel, Service {
         return waiter != nil
     }
 
-    /// `{"id", "type": "event", "event": {...the APNs payload..., "id", "title", "body", "message", "hass_confirm_id"?}}`.
+    /// `{"id", "type": "event", "event": {...the stored payload..., "id", "title", "body", "message", "hass_confirm_id"?}}`.
+    /// The stored payload is the APNs payload, or for an FCM device the FCM message (`notification`, `data`,
+    /// `android`); `title` and `body` come from `aps.alert`, the FCM `notification`, or its `data`.
     static func event(for notification: PushNotification, content: JSONObject, subscriber: Subscriber, confirmID: String) -> String {
         var event = content
-        let alert = content["aps"]?.objectValue?["alert"]?.objectValue
+        let alert = content["aps"]?.objectValue?["alert"]?.objectValue ?? content["notification"]?.objectValue
+        let data = content["data"]?.objectValue
         event["id"] = .string(notification.id.uuidString.lowercased())
-        if let title = alert?["title"] { event["title"] = title }
-        if let body = alert?["body"] {
+        if let title = alert?["title"] ?? data?["title"] { event["title"] = title }
+        if let body = alert?["body"] ?? data?["message"] ?? data?["body"] {
             event["body"] = body
             event["message"] = body
         }

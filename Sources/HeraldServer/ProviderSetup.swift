@@ -1,5 +1,6 @@
 import CoreMetrics
 import HeraldAPNs
+import HeraldFCM
 import HeraldCore
 import HeraldStore
 import Logging
@@ -27,11 +28,35 @@ public enum APNsSetup {
     }
 }
 
+/// Turning the FCM configuration into a provider, and checking it offline (`herald fcm check`).
+public enum FCMSetup {
+    /// The provider for a configuration; fails with one line naming the option at fault.
+    static func makeProvider(
+        _ configuration: FCMConfiguration, clock: any WallClock, metrics: any MetricsFactory, logger: Logger
+    ) throws -> FCMProvider {
+        do {
+            return try FCMProvider(configuration: configuration, clock: clock, logger: logger, metrics: metrics)
+        } catch {
+            throw ConfigurationError(error.description)
+        }
+    }
+
+    /// Validates the service account and settings offline and describes what would be used.
+    public static func check(_ configuration: FCMConfiguration) throws -> [String] {
+        do {
+            return try configuration.check()
+        } catch {
+            throw ConfigurationError(error.description)
+        }
+    }
+}
+
 /// One line for a startup failure, naming the option at fault where there is one.
 public func startupMessage(_ error: any Error) -> String {
     switch error {
     case let error as ConfigurationError: error.description
     case let error as APNsConfigurationError: error.description
+    case let error as FCMConfigurationError: error.description
     case let error as StoreError: "HERALD_DATABASE_URL: \(error.description)"
     default: "\(error)"
     }

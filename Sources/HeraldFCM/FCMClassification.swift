@@ -1,0 +1,148 @@
+import AsyncHTTPClient
+import Foundation
+import HeraldCore
+import NIOCore
+
+/// FCM's answer to one `messages:send`, reduced to what classification needs.
+struct FCMResponse: Sendable, Equatable {
+    var status: Int
+    /// The success body's `name` (`projects/{id}/messages/{message_id}`).
+    var messageName: String?
+    /// `error.details[]` of `@type` `type.googleapis.com/google.firebase.fcm.v1.FcmError`: its `errorCode`.
+    var errorCode: String?
+    /// `error.status`, the canonical code (`NOT_FOUND`, `UNAUTHENTICATED`, …).
+    var canonicalStatus: String?
+    /// `error.message`.
+    var message: String?
+    /// The `field`s of `google.rpc.BadRequest` `fieldViolations`, e.g. `message.token`.
+    var fieldViolations: [String]
+    /// `Retry-After`, in seconds.
+    var retryAfter: Int?
+
+    init(
+        status: Int, messageName: String? = nil, errorCode: String? = nil, canonicalStatus: String? = nil, message: String? = nil,
+        fieldViolations: [String] = [], retryAfter: Int? = nil
+    ) {
+        self.status = status
+        self.messageName = messageName
+        self.errorCode = errorCode
+        self.canonicalStatus = canonicalStatus
+        self.message = message
+        self.fieldViolations = fieldViolations
+        self.retryAfter = retryAfter
+    }
+
+    /// Parses Google's JSON (`{"name"}` or `{"error": {"code", "message", "status", "details"}}`); a body that is not
+    /// JSON leaves the fields empty.
+    init(status: Int, body: Data, retryAfterHeader: String?) {
+        self.init(status: status, retryAfter: retryAfterHeader.flatMap(Self.seconds(fromRetryAfter:)))
+        guard let json = (try? JSONValue.decode(body))?.objectValue else { return }
+        messageName = json["name"]?.stringValue
+        guard let error = json["error"]?.objectValue else { return }
+        canonicalStatus = error["status"]?.stringValue
+        message = error["message"]?.stringValue
+        guard case .array(let details)? = error["details"] else { return }
+        for detail in details.compactMap(\.objectValue) {
+            switch detail["@type"]?.stringValue {
+            case "type.googleapis.com/google.firebase.fcm.v1.FcmError":
+                errorCode = detail["errorCode"]?.stringValue ?? errorCode
+            case "type.googleapis.com/google.rpc.BadRequest":
+                if case .array(let violations)? = detail["fieldViolations"] {
+                    fieldViolations += violations.compactMap { $0.objectValue?["field"]?.stringValue }
+                }
+            default:
+                break
+            }
+        }
+    }
+
+    /// `Retry-After` as delta-seconds (what Google sends); an HTTP date is not used.
+    static func seconds(fromRetryAfter text: String) -> Int? {
+        Int(text.trimmingCharacters(in: .whitespaces)).flatMap { $0 >= 0 ? $0 : nil }
+    }
+
+    /// `errorCode` (or the canonical status when there is none) and the message: what is recorded as the reason.
+    var reason: String {
+        let code = errorCode ?? canonicalStatus ?? "HTTP \(status)"
+        guard let message, !message.isEmpty else { return code }
+        return "\(code): \(message)"
+    }
+}
+
+/// What one request to FCM came to, before classification.
+enum FCMAttemptOutcome: Sendable, Equatable {
+    case answered(FCMResponse)
+    case timedOut
+    case failed(String)
+}
+
+/// Every decision Herald makes about what FCM said, in one place. FCM is classified by `error.details[].errorCode`,
+/// never by the message text (Google's table: `../shared/reference/apns-fcm.md` §3; docs/operations.md).
+///
+/// | What happened | Verdict |
+/// |---|---|
+/// | `200` | delivered, with the message `name` |
+/// | `UNREGISTERED` (404) | dead token: the device is inactive until it registers again |
+/// | `INVALID_ARGUMENT` whose field violation is `message.token` | dead token |
+/// | `SENDER_ID_MISMATCH` (403) | dead token (the token belongs to another Firebase project) |
+/// | `QUOTA_EXCEEDED` (429) | retry, no earlier than `Retry-After` and never earlier than 60 s (Google's minimum back-off) |
+/// | `UNAVAILABLE` (503), `INTERNAL` (500), any other `5xx` | retry, no earlier than `Retry-After` when given |
+/// | `401` without an `errorCode` (the access token), the first time | renew the access token and re-send |
+/// | the same again | retry with back-off |
+/// | `THIRD_PARTY_AUTH_ERROR` (401), other `INVALID_ARGUMENT`s, every other `4xx` | failed for good, reason recorded |
+/// | a timeout or any transport error | retry with back-off |
+enum FCMClassification {
+    /// Google: "minimum initial retry delay of 1 minute" after `QUOTA_EXCEEDED`.
+    static let quotaExceededDelay: Duration = .seconds(60)
+
+    /// What the provider does after one request.
+    enum NextStep: Sendable, Equatable {
+        case finish(DeliveryResult)
+        /// The access token was refused: renew it and send again at once.
+        case renewAccessTokenAndResend
+    }
+
+    static func nextStep(after outcome: FCMAttemptOutcome, hasRenewedToken: Bool, timeout: String) -> NextStep {
+        switch outcome {
+        case .answered(let response):
+            if response.status == 401, response.errorCode == nil, !hasRenewedToken { return .renewAccessTokenAndResend }
+            return .finish(result(of: response))
+        case .timedOut:
+            return .finish(.retry(reason: "no answer from FCM within \(timeout)", after: nil))
+        case .failed(let description):
+            return .finish(.retry(reason: description, after: nil))
+        }
+    }
+
+    /// The verdict for an answer.
+    static func result(of response: FCMResponse) -> DeliveryResult {
+        if response.status == 200 { return .delivered(providerMessageID: response.messageName) }
+        let retryAfter = response.retryAfter.map { Duration.seconds($0) }
+        switch response.errorCode {
+        case "UNREGISTERED", "SENDER_ID_MISMATCH":
+            return .deadToken(reason: response.reason)
+        case "INVALID_ARGUMENT" where response.fieldViolations.contains("message.token"):
+            return .deadToken(reason: response.reason)
+        case "QUOTA_EXCEEDED":
+            return .retry(reason: response.reason, after: max(retryAfter ?? .zero, quotaExceededDelay))
+        case "UNAVAILABLE", "INTERNAL":
+            return .retry(reason: response.reason, after: retryAfter)
+        case "THIRD_PARTY_AUTH_ERROR", "INVALID_ARGUMENT":
+            return .failed(reason: response.reason)
+        default:
+            if response.status == 429 {
+                return .retry(reason: response.reason, after: max(retryAfter ?? .zero, quotaExceededDelay))
+            }
+            if response.status >= 500 || response.status == 401 { return .retry(reason: response.reason, after: retryAfter) }
+            return .failed(reason: response.reason)
+        }
+    }
+
+    /// A transport error as an outcome.
+    static func outcome(of error: any Error) -> FCMAttemptOutcome {
+        if let error = error as? HTTPClientError, error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
+            return .timedOut
+        }
+        return .failed("FCM request failed: \(error)")
+    }
+}
