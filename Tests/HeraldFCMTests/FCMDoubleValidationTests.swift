@@ -395,12 +395,15 @@ struct FCMDoubleValidationTests {
                 ["token": token, "android": ["priority": "normal", "ttl": "0s"]],
                 ["token": token, "android": ["priority": "high", "ttl": "2419200s"]],
                 ["condition": "'news' in topics && 'sport' in topics", "notification": ["title": "Hi"]],
+                ["fid": "cGV0ZXJzLWluc3RhbGxhdGlvbg", "data": ["a": "b"]],
                 exact,
             ]
             for message in accepted {
                 let answer = try await client.send(message, accessToken: accessToken)
                 #expect(answer.status == 200, "\(message)")
             }
+            #expect(double.acceptedMessages.map(\.target).suffix(3).first == .condition("'news' in topics && 'sport' in topics"))
+            #expect(double.acceptedMessages.map(\.target).suffix(2).first == .fid("cGV0ZXJzLWluc3RhbGxhdGlvbg"))
             #expect(double.acceptedMessages.map(\.target).last == .token(registrationToken()))
             #expect(double.acceptedMessages.count == accepted.count)
             #expect(double.counters.sendsRefused == cases.count + ttlCases.count + 1)
