@@ -44,9 +44,14 @@ public struct TestKey: Sendable {
 public enum TestKeys {
     /// A random identifier shaped like Apple's Key and Team IDs: 10 uppercase letters and digits.
     public static func randomIdentifier() -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+        random(10, from: "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+    }
+
+    /// `count` characters drawn at random from `alphabet`.
+    static func random(_ count: Int, from alphabet: String) -> String {
+        let characters = Array(alphabet)
         var generator = SystemRandomNumberGenerator()
-        return String((0..<10).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] })
+        return String((0..<count).map { _ in characters[Int.random(in: 0..<characters.count, using: &generator)] })
     }
 
     /// Writes `text` to a new file `name` in a new temporary directory (e.g. a broken key), returning the path.

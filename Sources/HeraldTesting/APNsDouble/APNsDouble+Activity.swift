@@ -3,22 +3,7 @@ import HeraldCore
 
 extension APNsDouble {
     /// One header field as the double received it.
-    public struct Header: Sendable, Equatable {
-        /// The field name (lowercase in HTTP/2; pseudo-headers start with `:`).
-        public var name: String
-        /// The field value.
-        public var value: String
-        /// Whether the client let HPACK add the field to the dynamic table
-        /// (Apple asks for `authorization` and `:path` to be sent without indexing).
-        public var indexed: Bool
-
-        /// Creates a header field.
-        public init(name: String, value: String, indexed: Bool = false) {
-            self.name = name
-            self.value = value
-            self.indexed = indexed
-        }
-    }
+    public typealias Header = ReceivedHeader
 
     /// The provider token of a request, decoded (whether or not it verified).
     public struct DecodedProviderToken: Sendable, Equatable {

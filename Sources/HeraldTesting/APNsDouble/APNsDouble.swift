@@ -2,7 +2,6 @@ import Foundation
 import HeraldCore
 import NIOCore
 import NIOHTTP2
-import NIOPosix
 import NIOSSL
 import NIOTLS
 
@@ -66,31 +65,13 @@ public final class APNsDouble: Sendable {
         let sslContext = try NIOSSLContext(configuration: certificates.serverTLSConfiguration(applicationProtocols: ["h2"]))
         let core = APNsDoubleCore(environment: environment, keys: keys, topics: topics, options: options, clock: clock)
 
-        let serverChannel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.backlog, value: 256)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    guard let connectionID = core.connectionOpened(channel) else {
-                        channel.close(promise: nil)
-                        return
-                    }
-                    channel.closeFuture.whenComplete { _ in core.connectionEvent(connectionID, .closed) }
-                    let sync = channel.pipeline.syncOperations
-                    try sync.addHandler(NIOSSLServerHandler(context: sslContext))
-                    try sync.addHandler(
-                        ApplicationProtocolNegotiationHandler { result, channel in
-                            Self.configureConnection(channel, negotiated: result, connectionID: connectionID, core: core)
-                        })
-                }
-            }
-            .bind(host: "127.0.0.1", port: 0)
-            .get()
-        guard let port = serverChannel.localAddress?.port else {
-            try? await serverChannel.close()
-            throw APNsDoubleError.noPort
-        }
+        let (serverChannel, port) = try await DoubleServer.listen(
+            sslContext: sslContext,
+            connectionOpened: { core.connectionOpened($0) },
+            connectionClosed: { core.connectionEvent($0, .closed) },
+            configure: { channel, result, connectionID in
+                Self.configureConnection(channel, negotiated: result, connectionID: connectionID, core: core)
+            })
         return APNsDouble(
             environment: environment, port: port, certificates: certificates, caPath: caPath, clock: clock, core: core,
             serverChannel: serverChannel)
@@ -174,16 +155,10 @@ public final class APNsDouble: Sendable {
             ) { stream in
                 stream.eventLoop.makeCompletedFuture {
                     try stream.pipeline.syncOperations.addHandler(
-                        APNsDoubleStreamHandler(core: core, connectionID: connectionID))
+                        DoubleStreamHandler(core: core, connectionID: connectionID))
                 }
             }
             core.connectionEvent(connectionID, .settingsSent(maxConcurrentStreams: 1))
         }
     }
-}
-
-/// Why the double could not start.
-public enum APNsDoubleError: Error, Sendable {
-    /// The listening socket has no port.
-    case noPort
 }

@@ -24,7 +24,7 @@ extension APNsDoubleCore.State {
     /// Checks a request in the order of the reference's §6.2 (first failure wins) and updates the
     /// connection's token state when the provider token is accepted.
     mutating func validate(
-        _ request: APNsDoubleCore.IncomingRequest, now: Date, environment: PushEnvironment, options: APNsDouble.Options
+        _ request: DoubleRequest, now: Date, environment: PushEnvironment, options: APNsDouble.Options
     ) -> Verdict {
         var verdict = Verdict()
         func reject(_ status: Int, _ reason: String, timestamp: Date? = nil) -> Verdict {

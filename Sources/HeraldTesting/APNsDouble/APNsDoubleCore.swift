@@ -5,31 +5,9 @@ import Synchronization
 
 /// The double's state and decisions, shared by its connections and guarded by one lock.
 ///
-/// The NIO handlers only collect a request, ask ``handle(_:)`` what to do and do it.
-final class APNsDoubleCore: Sendable {
+/// The NIO handlers (``DoubleStreamHandler``) only collect a request, ask ``handle(_:)`` what to do and do it.
+final class APNsDoubleCore: DoubleRequestHandling {
     static let devicePathPrefix = "/3/device/"
-
-    /// A complete request (headers and body) from one stream.
-    struct IncomingRequest: Sendable {
-        var connectionID: Int
-        var streamID: Int
-        var headers: [APNsDouble.Header]
-        var body: Data
-    }
-
-    /// A response to write.
-    struct Response: Sendable {
-        var headers: [(String, String)]
-        var body: Data?
-    }
-
-    /// What the stream handler must do.
-    enum Action: Sendable {
-        case respond(Response, raiseStreamsTo: Int?, delay: Duration?)
-        case stall(raiseStreamsTo: Int?)
-        case dropConnection
-        case goAway(lastStreamID: Int, debugData: Data)
-    }
 
     struct ConnectionState {
         var channel: (any Channel)?
@@ -47,9 +25,7 @@ final class APNsDoubleCore: Sendable {
         var keys: [String: APNsDouble.Key] = [:]
         var topics: Set<String> = []
         var marks: [String: APNsDouble.DeviceTokenMark] = [:]
-        /// Queued faults, first in first out; a run of the same fault is one entry with a count, so that
-        /// `failNext(1_000_000, …)` costs neither memory nor time per request.
-        var faults: [(fault: APNsDouble.Fault, remaining: Int)] = []
+        var faults = FaultQueue<APNsDouble.Fault>()
         var responseDelay: Duration?
         var requests: [APNsDouble.RecordedRequest] = []
         var events: [APNsDouble.ConnectionEvent] = []
@@ -62,17 +38,6 @@ final class APNsDoubleCore: Sendable {
         /// Appends to the connection events unless only counters are kept.
         mutating func record(_ event: APNsDouble.ConnectionEvent) {
             if keepsLog { events.append(event) }
-        }
-
-        /// Takes the next queued fault, if any.
-        mutating func nextFault() -> APNsDouble.Fault? {
-            guard let first = faults.first else { return nil }
-            if first.remaining <= 1 {
-                faults.removeFirst()
-            } else {
-                faults[0].remaining -= 1
-            }
-            return first.fault
         }
     }
 
@@ -100,16 +65,7 @@ final class APNsDoubleCore: Sendable {
 
     func register(_ key: APNsDouble.Key) { state.withLock { $0.keys[key.keyID] = key } }
     func allow(topic: String) { state.withLock { _ = $0.topics.insert(topic) } }
-    func inject(_ fault: APNsDouble.Fault, count: Int) {
-        guard count > 0 else { return }
-        state.withLock { state in
-            if let last = state.faults.last, last.fault == fault {
-                state.faults[state.faults.count - 1].remaining += count
-            } else {
-                state.faults.append((fault, count))
-            }
-        }
-    }
+    func inject(_ fault: APNsDouble.Fault, count: Int) { state.withLock { $0.faults.append(fault, count: count) } }
     func clearFaults() { state.withLock { $0.faults.removeAll() } }
     func setResponseDelay(_ delay: Duration?) { state.withLock { $0.responseDelay = delay } }
     func mark(_ deviceToken: String, as mark: APNsDouble.DeviceTokenMark?) {
@@ -126,7 +82,7 @@ final class APNsDoubleCore: Sendable {
     var counters: APNsDouble.Counters { counterState.withLock { $0 } }
 
     /// An answer was written: counts it and tells the observer.
-    func answerWritten(_ response: Response) {
+    func answerWritten(_ response: DoubleResponse) {
         var status = 0
         var apnsID = ""
         for (name, value) in response.headers {
@@ -178,7 +134,7 @@ final class APNsDoubleCore: Sendable {
     // MARK: Requests
 
     /// Validates and records a request and decides the answer.
-    func handle(_ request: IncomingRequest) -> Action {
+    func handle(_ request: DoubleRequest) -> DoubleAction {
         let now = clock.now()
         counterState.withLock { $0.requests += 1 }
         return state.withLock { state in
@@ -195,7 +151,7 @@ final class APNsDoubleCore: Sendable {
             }
             let apnsID = verdict.requestAPNsID ?? UUID().uuidString.lowercased()
 
-            let action: Action
+            let action: DoubleAction
             let outcome: APNsDouble.Outcome
             var responseAPNsID: String? = apnsID
             if let rejection = verdict.rejection {
@@ -203,7 +159,7 @@ final class APNsDoubleCore: Sendable {
                     Self.errorResponse(rejection, apnsID: apnsID), raiseStreamsTo: raiseStreamsTo,
                     delay: state.responseDelay)
                 outcome = .answered(status: rejection.status, reason: rejection.reason)
-            } else if let fault = state.nextFault() {
+            } else if let fault = state.faults.next() {
                 switch fault {
                 case .respond(let status, let reason):
                     let rejection = Rejection(status: status, reason: reason)
@@ -236,7 +192,7 @@ final class APNsDoubleCore: Sendable {
                 var headers = [(":status", "200"), ("apns-id", apnsID)]
                 if environment == .sandbox { headers.append(("apns-unique-id", UUID().uuidString.lowercased())) }
                 action = .respond(
-                    Response(headers: headers, body: nil), raiseStreamsTo: raiseStreamsTo, delay: state.responseDelay)
+                    DoubleResponse(headers: headers, body: nil), raiseStreamsTo: raiseStreamsTo, delay: state.responseDelay)
                 outcome = .answered(status: 200, reason: nil)
             }
             if case .answered = outcome {
@@ -256,12 +212,12 @@ final class APNsDoubleCore: Sendable {
     }
 
     /// An error answer: status, `content-type: application/json`, `apns-id`, `{"reason":…}` (+ `timestamp` for 410).
-    static func errorResponse(_ rejection: Rejection, apnsID: String) -> Response {
+    static func errorResponse(_ rejection: Rejection, apnsID: String) -> DoubleResponse {
         var body: JSONObject = ["reason": .string(rejection.reason)]
         if let timestamp = rejection.timestamp {
             body["timestamp"] = .int(Int((timestamp.timeIntervalSince1970 * 1_000).rounded(.down)))
         }
-        return Response(
+        return DoubleResponse(
             headers: [(":status", String(rejection.status)), ("content-type", "application/json"), ("apns-id", apnsID)],
             body: (try? JSONValue.object(body).encoded()) ?? Data())
     }

@@ -21,35 +21,20 @@ enum ProviderTokenVerifier {
     }
 
     static func inspect(_ jwt: String, keys: [String: APNsDouble.Key]) -> Inspection {
-        let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerBytes = base64URLDecode(parts[0]), let claimsBytes = base64URLDecode(parts[1]),
-            case .object(let header)? = try? JSONValue.decode(headerBytes),
-            case .object(let claims)? = try? JSONValue.decode(claimsBytes)
-        else { return Inspection(decoded: nil, verified: nil) }
+        guard let token = CompactJWT(jwt) else { return Inspection(decoded: nil, verified: nil) }
+        let header = token.header
+        let claims = token.claims
         let decoded = APNsDouble.DecodedProviderToken(jwt: jwt, header: header, claims: claims)
 
         guard header["alg"] == "ES256", Set(header.keys).isSubset(of: ["alg", "kid", "typ"]),
             let keyID = header["kid"]?.stringValue, let key = keys[keyID],
             Set(claims.keys) == ["iss", "iat"], let teamID = claims["iss"]?.stringValue,
             case .int(let issuedAt)? = claims["iat"],
-            let signatureBytes = base64URLDecode(parts[2]),
+            let signatureBytes = token.signature, signatureBytes.count == 64,
             let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes),
-            signatureBytes.count == 64,
-            key.publicKey.isValidSignature(signature, for: Data("\(parts[0]).\(parts[1])".utf8))
+            key.publicKey.isValidSignature(signature, for: token.signingInput)
         else { return Inspection(decoded: decoded, verified: nil) }
         return Inspection(
             decoded: decoded, verified: Verified(jwt: jwt, keyID: keyID, teamID: teamID, issuedAt: issuedAt))
-    }
-
-    /// Strict base64url: the URL alphabet only, no padding.
-    static func base64URLDecode(_ text: Substring) -> Data? {
-        guard !text.isEmpty,
-            text.utf8.allSatisfy({ byte in
-                (65...90).contains(byte) || (97...122).contains(byte) || (48...57).contains(byte) || byte == 45 || byte == 95
-            })
-        else { return nil }
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        return Data(base64Encoded: base64)
     }
 }

@@ -2,21 +2,20 @@ import Foundation
 import NIOCore
 import NIOHPACK
 import NIOHTTP2
-import NIOSSL
 
-/// Handles one HTTP/2 stream of the double: collects the request, asks the core what to do, does it.
-final class APNsDoubleStreamHandler: ChannelInboundHandler {
+/// Handles one HTTP/2 stream of a double: collects the request, asks the core what to do, does it.
+final class DoubleStreamHandler<Core: DoubleRequestHandling>: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame.FramePayload
     typealias OutboundOut = HTTP2Frame.FramePayload
 
-    private let core: APNsDoubleCore
+    private let core: Core
     private let connectionID: Int
-    private var headers: [APNsDouble.Header] = []
+    private var headers: [ReceivedHeader] = []
     private var body = Data()
     private var isComplete = false
     private var isCounted = false
 
-    init(core: APNsDoubleCore, connectionID: Int) {
+    init(core: Core, connectionID: Int) {
         self.core = core
         self.connectionID = connectionID
     }
@@ -42,7 +41,7 @@ final class APNsDoubleStreamHandler: ChannelInboundHandler {
         case .headers(let frame):
             if headers.isEmpty {
                 headers = frame.headers.map {
-                    APNsDouble.Header(name: $0.name, value: $0.value, indexed: $0.indexable == .indexable)
+                    ReceivedHeader(name: $0.name, value: $0.value, indexed: $0.indexable == .indexable)
                 }
             }
             if frame.endStream { complete(context: context) }
@@ -59,7 +58,7 @@ final class APNsDoubleStreamHandler: ChannelInboundHandler {
         isComplete = true
         let streamID = (try? context.channel.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID)).map { Int($0) } ?? 0
         let action = core.handle(
-            .init(connectionID: connectionID, streamID: streamID, headers: headers, body: body))
+            DoubleRequest(connectionID: connectionID, streamID: streamID, headers: headers, body: body))
         switch action {
         case .respond(let response, let raiseStreamsTo, let delay):
             if let raiseStreamsTo { raiseMaxConcurrentStreams(to: raiseStreamsTo, context: context) }
@@ -73,13 +72,17 @@ final class APNsDoubleStreamHandler: ChannelInboundHandler {
         case .stall(let raiseStreamsTo):
             if let raiseStreamsTo { raiseMaxConcurrentStreams(to: raiseStreamsTo, context: context) }
         case .dropConnection:
-            dropConnection(context: context)
+            if let connection = context.channel.parent {
+                DoubleServer.dropConnection(connection)
+            } else {
+                context.close(promise: nil)
+            }
         case .goAway(let lastStreamID, let debugData):
             goAway(lastStreamID: lastStreamID, debugData: debugData, context: context)
         }
     }
 
-    private func write(_ response: APNsDoubleCore.Response, context: ChannelHandlerContext) {
+    private func write(_ response: DoubleResponse, context: ChannelHandlerContext) {
         let headerFrame = HTTP2Frame.FramePayload.Headers(
             headers: HPACKHeaders(response.headers), endStream: response.body == nil)
         context.write(wrapOutboundOut(.headers(headerFrame)), promise: nil)
@@ -96,19 +99,6 @@ final class APNsDoubleStreamHandler: ChannelInboundHandler {
             streamID: .rootStream,
             payload: .settings(.settings([HTTP2Setting(parameter: .maxConcurrentStreams, value: value)])))
         context.channel.parent?.writeAndFlush(settings, promise: nil)
-    }
-
-    /// Closes the TCP socket under TLS, so the client sees the connection vanish without close_notify or GOAWAY.
-    private func dropConnection(context: ChannelHandlerContext) {
-        guard let connection = context.channel.parent else {
-            context.close(promise: nil)
-            return
-        }
-        if let tlsContext = try? connection.pipeline.syncOperations.context(handlerType: NIOSSLServerHandler.self) {
-            tlsContext.close(promise: nil)
-        } else {
-            connection.close(promise: nil)
-        }
     }
 
     private func goAway(lastStreamID: Int, debugData: Data, context: ChannelHandlerContext) {
