@@ -2,6 +2,8 @@ import AsyncHTTPClient
 import Foundation
 import HeraldCore
 import NIOCore
+import NIOHTTP2
+import NIOSSL
 
 /// FCM's answer to one `messages:send`, reduced to what classification needs.
 struct FCMResponse: Sendable, Equatable {
@@ -72,6 +74,10 @@ struct FCMResponse: Sendable, Equatable {
 /// What one request to FCM came to, before classification.
 enum FCMAttemptOutcome: Sendable, Equatable {
     case answered(FCMResponse)
+    /// The request went out on a connection that had just closed (`I/O on closed channel`): FCM never saw it.
+    case notSent(String)
+    /// The connection closed or was reset before the answer: FCM may or may not have taken the message.
+    case connectionLost(String)
     case timedOut
     case failed(String)
 }
@@ -90,7 +96,8 @@ enum FCMAttemptOutcome: Sendable, Equatable {
 /// | `401` without an `errorCode` (the access token), the first time | renew the access token and re-send |
 /// | the same again | retry with back-off |
 /// | `THIRD_PARTY_AUTH_ERROR` (401), other `INVALID_ARGUMENT`s, every other `4xx` | failed for good, reason recorded |
-/// | a timeout or any transport error | retry with back-off |
+/// | the request was not sent (its connection had just closed), the first time | re-send at once |
+/// | a timeout or any other transport error | retry with back-off (FCM may have accepted the message: no re-send now) |
 enum FCMClassification {
     /// Google: "minimum initial retry delay of 1 minute" after `QUOTA_EXCEEDED`.
     static let quotaExceededDelay: Duration = .seconds(60)
@@ -100,13 +107,20 @@ enum FCMClassification {
         case finish(DeliveryResult)
         /// The access token was refused: renew it and send again at once.
         case renewAccessTokenAndResend
+        /// The request never left: send it again at once (on another connection).
+        case resend
     }
 
-    static func nextStep(after outcome: FCMAttemptOutcome, hasRenewedToken: Bool, timeout: String) -> NextStep {
+    static func nextStep(after outcome: FCMAttemptOutcome, hasRenewedToken: Bool, hasResent: Bool, timeout: String) -> NextStep {
         switch outcome {
         case .answered(let response):
             if response.status == 401, response.errorCode == nil, !hasRenewedToken { return .renewAccessTokenAndResend }
             return .finish(result(of: response))
+        case .notSent(let description):
+            if !hasResent { return .resend }
+            return .finish(.retry(reason: "FCM request not sent: \(description)", after: nil))
+        case .connectionLost(let description):
+            return .finish(.retry(reason: "FCM connection lost before the answer: \(description)", after: nil))
         case .timedOut:
             return .finish(.retry(reason: "no answer from FCM within \(timeout)", after: nil))
         case .failed(let description):
@@ -138,10 +152,35 @@ enum FCMClassification {
         }
     }
 
+    /// Whether the client must be replaced: its connection is gone (see ``FCMClientHolder``).
+    static func replacesConnection(after outcome: FCMAttemptOutcome) -> Bool {
+        switch outcome {
+        case .notSent, .connectionLost: true
+        case .answered, .timedOut, .failed: false
+        }
+    }
+
     /// A transport error as an outcome.
     static func outcome(of error: any Error) -> FCMAttemptOutcome {
-        if let error = error as? HTTPClientError, error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
-            return .timedOut
+        switch error {
+        case let error as HTTPClientError:
+            switch error {
+            case .deadlineExceeded, .readTimeout, .writeTimeout, .connectTimeout: return .timedOut
+            case .remoteConnectionClosed, .requestStreamCancelled: return .connectionLost("\(error)")
+            default: return .failed("FCM request failed: \(error)")
+            }
+        case let error as ChannelError where error == .ioOnClosedChannel:
+            return .notSent("\(error)")
+        case let error as ChannelError where error == .eof || error == .outputClosed:
+            return .connectionLost("\(error)")
+        case is NIOHTTP2Errors.StreamClosed:
+            return .connectionLost("\(error)")
+        case let error as NIOSSLError where error == .uncleanShutdown:
+            return .connectionLost("\(error)")
+        case let error as IOError where [ECONNRESET, EPIPE].contains(error.errnoCode):
+            return .connectionLost("\(error)")
+        default:
+            break
         }
         return .failed("FCM request failed: \(error)")
     }

@@ -33,7 +33,7 @@ public final class FCMProvider: PushProvider {
     public let accessTokens: FCMAccessTokens
 
     private let sendURL: String
-    private let client: HTTPClient
+    private let clients: FCMClientHolder
     private let clock: any WallClock
     private let requestTimeout: TimeAmount
     private let logger: Logger
@@ -65,7 +65,10 @@ public final class FCMProvider: PushProvider {
             tlsConfiguration: tls, redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10)),
             connectionPool: .init(idleTimeout: .minutes(10)), decompression: .disabled)
         clientConfiguration.httpVersion = .automatic  // HTTP/2 via ALPN; one connection carries every send
-        self.client = HTTPClient(eventLoopGroup: eventLoopGroup, configuration: clientConfiguration, backgroundActivityLogger: logger)
+        let httpConfiguration = clientConfiguration
+        self.clients = FCMClientHolder {
+            HTTPClient(eventLoopGroup: eventLoopGroup, configuration: httpConfiguration, backgroundActivityLogger: logger)
+        }
 
         self.configuration = configuration
         self.projectID = serviceAccount.projectID
@@ -75,7 +78,7 @@ public final class FCMProvider: PushProvider {
         self.logger = logger
         self.metrics = ProviderMetrics(provider: "fcm", factory: metrics)
         self.accessTokens = FCMAccessTokens(
-            serviceAccount: serviceAccount, client: client, clock: clock, timeout: TimeAmount(configuration.requestTimeout),
+            serviceAccount: serviceAccount, clients: clients, clock: clock, timeout: TimeAmount(configuration.requestTimeout),
             logger: logger)
     }
 
@@ -95,6 +98,7 @@ public final class FCMProvider: PushProvider {
         }
 
         var hasRenewedToken = false
+        var hasResent = false
         var accessToken: FCMAccessTokens.Token
         do {
             accessToken = try await accessTokens.current()
@@ -108,13 +112,24 @@ public final class FCMProvider: PushProvider {
             request.headers.add(name: "authorization", value: "Bearer \(accessToken.value)")
             request.headers.add(name: "content-type", value: "application/json; charset=UTF-8")
             request.body = .bytes(body)
+            guard let (client, generation) = clients.current() else {
+                return .retry(reason: "the FCM provider is shut down", after: nil)
+            }
             let started = ContinuousClock.now
-            let outcome = await attempt(request)
+            let outcome = await attempt(request, on: client)
             metrics.record(labels(of: outcome), duration: ContinuousClock.now - started)
+            if FCMClassification.replacesConnection(after: outcome) {
+                logger.info("FCM: the connection was lost, opening a new one", metadata: context())
+                await clients.replace(generation: generation)
+            }
 
             switch FCMClassification.nextStep(
-                after: outcome, hasRenewedToken: hasRenewedToken, timeout: "\(configuration.requestTimeout.components.seconds) s")
+                after: outcome, hasRenewedToken: hasRenewedToken, hasResent: hasResent,
+                timeout: "\(configuration.requestTimeout.components.seconds) s")
             {
+            case .resend:
+                logger.info("FCM: the connection had closed before the request went out, re-sending once", metadata: context())
+                hasResent = true
             case .renewAccessTokenAndResend:
                 logger.warning("FCM: access token refused (401), renewing it and re-sending", metadata: context())
                 hasRenewedToken = true
@@ -133,7 +148,7 @@ public final class FCMProvider: PushProvider {
 
     /// Closes the connections; sends after this return a retry.
     public func shutdown() async throws {
-        try await client.shutdown()
+        try await clients.shutdown()
     }
 
     /// `{"message": <stored message> + token (+ android.ttl)}`.
@@ -151,7 +166,7 @@ public final class FCMProvider: PushProvider {
         return ByteBuffer(bytes: try JSONValue.object(["message": .object(message)]).encoded())
     }
 
-    private func attempt(_ request: HTTPClientRequest) async -> FCMAttemptOutcome {
+    private func attempt(_ request: HTTPClientRequest, on client: HTTPClient) async -> FCMAttemptOutcome {
         do {
             let response = try await client.execute(request, timeout: requestTimeout, logger: logger)
             let body = try await response.body.collect(upTo: 64 * 1024)
@@ -171,6 +186,7 @@ public final class FCMProvider: PushProvider {
             let reason = response.errorCode.map { FCMMessageRules.errorCodes.contains($0) ? $0 : "unknown" } ?? "none"
             return (status, reason)
         case .timedOut: return ("none", "timeout")
+        case .notSent, .connectionLost: return ("none", "connection_lost")
         case .failed: return ("none", "error")
         }
     }

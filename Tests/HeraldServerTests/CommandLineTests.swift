@@ -117,4 +117,28 @@ struct CommandLineTests {
             #expect(response.headers[.init("RateLimit-Limit")!] == "5")
         }
     }
+
+    @Test func fcmCheckValidatesTheServiceAccountOfflineAndServeRefusesABadOneWithOneLine() async throws {
+        let account = FCMTestServer.account
+        let path = try TestKeys.writeFile(named: "service-account.json", containing: account.json(tokenURI: "https://oauth2.googleapis.com/token"))
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
+        environment["HERALD_FCM_SERVICE_ACCOUNT"] = path
+        let check = try await HeraldProcess(["fcm", "check"], environment: environment)
+        #expect(await check.waitForExit() == 0, "\(check.log)")
+        #expect(check.log.contains("project: \(account.projectID)"))
+        #expect(check.log.contains("client email: \(account.clientEmail)"))
+        #expect(!check.log.contains("PRIVATE KEY"))
+
+        // An APNs key where the service account belongs: serve stops with one line naming the option.
+        environment["HERALD_FCM_SERVICE_ACCOUNT"] = try TestKeys.writeFile(named: "AuthKey.p8", containing: TestKey().p8PEM)
+        environment["HERALD_DATABASE_URL"] = try TemporaryDirectory.make().appendingPathComponent("herald.sqlite").path
+        environment["HERALD_PORT"] = "0"
+        let serve = try await HeraldProcess(["serve"], environment: environment)
+        #expect(await serve.waitForExit() != 0)
+        #expect(serve.log.contains("HERALD_FCM_SERVICE_ACCOUNT: \(environment["HERALD_FCM_SERVICE_ACCOUNT"] ?? ""): is not a service-account JSON file"))
+
+        let unconfigured = try await HeraldProcess(["fcm", "check"], environment: ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") })
+        #expect(await unconfigured.waitForExit() != 0)
+        #expect(unconfigured.log.contains("FCM is not configured"))
+    }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldAPNs
+import HeraldFCM
 import HeraldServer
 import HeraldTesting
 import Logging
@@ -63,6 +64,22 @@ struct ConfigurationTests {
         #expect(apns.productionURL == APNsConfiguration.defaultProductionURL)
     }
 
+    @Test func fcmOptionsBuildTheProviderConfiguration() throws {
+        let configuration = try ConfigurationLoader.load(file: nil, environment: [
+            "HERALD_FCM_SERVICE_ACCOUNT": "/etc/herald/sa.json", "HERALD_FCM_BASE_URL": "https://127.0.0.1:9444",
+            "HERALD_FCM_CA_PATH": "/etc/herald/ca.pem", "HERALD_FCM_TIMEOUT": "7",
+        ])
+        let fcm = try #require(configuration.fcm)
+        #expect(fcm.serviceAccount == .file(path: "/etc/herald/sa.json"))
+        #expect(fcm.baseURL == "https://127.0.0.1:9444")
+        #expect(fcm.trustedCAPath == "/etc/herald/ca.pem")
+        #expect(fcm.requestTimeout == .seconds(7))
+        let inline = try ConfigurationLoader.load(file: nil, environment: ["HERALD_FCM_SERVICE_ACCOUNT_JSON": "{\"a\": 1}"])
+        #expect(inline.fcm?.serviceAccount == .json("{\"a\": 1}"))
+        #expect(inline.fcm?.baseURL == FCMConfiguration.defaultBaseURL)
+        #expect(try ConfigurationLoader.load(file: nil, environment: [:]).fcm == nil)
+    }
+
     @Test(arguments: [
         (["HERALD_PORT": "99999"], "HERALD_PORT"),
         (["HERALD_PORT": "eighty"], "HERALD_PORT"),
@@ -75,6 +92,10 @@ struct ConfigurationTests {
         (["HERALD_APNS_CA_PATH": "/ca.pem"], "HERALD_APNS_CA_PATH"),
         (["HERALD_APNS_KEY_PATH": "/k.p8", "HERALD_APNS_KEY_ID": "short", "HERALD_APNS_TEAM_ID": "ABCDEFGHIJ", "HERALD_APNS_TOPIC": "a.b"], "HERALD_APNS_KEY_ID"),
         (["HERALD_WEBSOCKET_CONFIRM_TIMEOUT": "0"], "HERALD_WEBSOCKET_CONFIRM_TIMEOUT"),
+        (["HERALD_FCM_BASE_URL": "https://fcm.example"], "HERALD_FCM_BASE_URL"),
+        (["HERALD_FCM_SERVICE_ACCOUNT": "/sa.json", "HERALD_FCM_SERVICE_ACCOUNT_JSON": "{}"], "HERALD_FCM_SERVICE_ACCOUNT_JSON"),
+        (["HERALD_FCM_SERVICE_ACCOUNT": "/sa.json", "HERALD_FCM_BASE_URL": "http://fcm.example"], "HERALD_FCM_BASE_URL"),
+        (["HERALD_FCM_SERVICE_ACCOUNT": "/sa.json", "HERALD_FCM_TIMEOUT": "0"], "HERALD_FCM_TIMEOUT"),
     ])
     func anInvalidValueIsOneLineNamingTheOption(environment: [String: String], option: String) {
         do {

@@ -64,6 +64,60 @@ struct CrashRecoveryTests {
         try await apns.shutdown()
     }
 
+    /// The same for FCM devices: what was accepted while FCM was unavailable is delivered after `kill -9` and a
+    /// restart, each notification once.
+    @Test func killMinus9LosesNoAcceptedNotificationForFCMDevices() async throws {
+        let fcm = try await FCMDouble.start(projectID: FCMTestServer.account.projectID, serviceAccount: FCMTestServer.account)
+        fcm.failNext(1_000_000, .unavailable)  // nothing gets through before the crash
+        let directory = try TemporaryDirectory.make()
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
+        environment.merge([
+            "HERALD_HOST": "127.0.0.1", "HERALD_PORT": "0", "HERALD_LOG_LEVEL": "info",
+            "HERALD_DATABASE_URL": directory.appendingPathComponent("herald.sqlite").path,
+            "HERALD_DELIVERY_WAIT_MS": "0",
+            "HERALD_FCM_SERVICE_ACCOUNT_JSON": fcm.serviceAccountJSON, "HERALD_FCM_BASE_URL": fcm.baseURL,
+            "HERALD_FCM_CA_PATH": fcm.caPath,
+            // The restarted process is the same instance: it takes back the leases of attempts in flight at the kill.
+            "HERALD_INSTANCE_ID": "fcm-crash",
+        ]) { _, new in new }
+
+        let first = try await HeraldProcess(environment: environment)
+        let port = try await first.port()
+        let base = "http://127.0.0.1:\(port)"
+        var userIDs: [String] = []
+        for device in 0..<3 {
+            let registered = try await post(base + "/api/push/register", #"{"platform": "fcm", "token": "\#(Fixtures.fcmToken(device + 20))"}"#)
+            #expect(registered.status == 201)
+            userIDs.append(try #require(registered.json["user_id"]?.stringValue))
+        }
+        var titles: Set<String> = []
+        for index in 0..<24 {
+            let title = "Event \(index)"
+            let sent = try await post(base + "/api/push/notify", #"{"user_id": "\#(userIDs[index % 3])", "title": "\#(title)", "body": "Garden"}"#)
+            #expect(sent.status == 201)
+            #expect(sent.json["status"] == "queued")
+            titles.insert(title)
+        }
+        #expect(fcm.acceptedMessages.isEmpty)
+
+        first.kill(SIGKILL)
+        #expect(await first.waitForExit() != 0)
+        fcm.clearFaults()
+
+        let second = try await HeraldProcess(environment: environment)
+        _ = try await second.port()
+        func deliveredTitles() -> [String] {
+            fcm.acceptedMessages.compactMap { $0.message["notification"]?.objectValue?["title"]?.stringValue }
+        }
+        let delivered = await eventually(attempts: 600) { Set(deliveredTitles()).isSuperset(of: titles) }
+        #expect(delivered, "delivered \(fcm.acceptedMessages.count) of \(titles.count)")
+        #expect(deliveredTitles().sorted() == titles.sorted())
+
+        second.kill(SIGTERM)
+        #expect(await second.waitForExit() == 0, "graceful shutdown on SIGTERM; log:\n\(second.log)")
+        try await fcm.shutdown()
+    }
+
     /// Group commit answers a request only once its own notification is committed: every notification answered 201
     /// before a `kill -9` (taken while requests are in flight) is in the SQLite file afterwards.
     @Test func everyAnsweredNotificationIsInTheFileAfterKillMinus9DuringConcurrentAccepts() async throws {

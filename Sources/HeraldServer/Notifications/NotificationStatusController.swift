@@ -40,7 +40,11 @@ struct NotificationStatusController<Context: RemoteAddressRequestContext>: Senda
             body["next_attempt_at"] = .string(notification.nextAttemptAt.iso8601WithMilliseconds)
         }
         if let error = notification.lastError { body["last_error"] = .string(error) }
-        if let apnsID = notification.providerMessageID { body["apns_id"] = .string(apnsID) }
+        if let providerID = notification.providerMessageID {
+            // The provider's id: an `apns-id`, or FCM's message name (`projects/…/messages/…`).
+            body["provider_message_id"] = .string(providerID)
+            if device.platform != .fcm { body["apns_id"] = .string(providerID) }
+        }
         return JSONResponse.make(status: .ok, body: body)
     }
 
