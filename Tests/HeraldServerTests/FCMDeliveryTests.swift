@@ -165,6 +165,39 @@ struct FCMDeliveryTests {
         try await fcm.shutdown()
     }
 
+    @Test func aMessageOver4096BytesHasItsBodyShortenedAsForAPNs() async throws {
+        let fcm = try await FCMTestServer.start()
+        let token = Fixtures.fcmToken(10)
+        try await fcm.server.run { client in
+            let registration = try await client.registerFCM(token: token)
+            let long = String(repeating: "ü", count: 3_000)  // 6,000 bytes of body
+            let notify = try await client.notify(registration.userID, body: long)
+            #expect(notify.status == .created)
+            #expect(try notify.json()["truncated"] == true)
+            let relayed = try await client.post("/api/push/homeassistant", homeAssistantBody(registration.userID, message: long))
+            #expect(relayed.status == .created)
+
+            let first = try #require(await fcm.acceptedMessage(to: token))
+            let body = try #require(first.message["notification"]?.objectValue?["body"]?.stringValue)
+            #expect(body.hasSuffix("…") && long.hasPrefix(body.dropLast()))
+            let second = try #require(await fcm.acceptedMessage(to: token, number: 2))
+            let message = try #require(second.message["data"]?.objectValue?["message"]?.stringValue)
+            #expect(message.hasSuffix("…") && long.hasPrefix(message.dropLast()))
+            // What Herald stored fits 4096 bytes; the double, which counts the message without its target, took both.
+            for sent in [first, second] {
+                var stored = sent.message
+                stored["token"] = nil
+                stored["android"] = stored["android"]?.objectValue.map { android in
+                    var android = android
+                    android["ttl"] = nil
+                    return .object(android)
+                }
+                #expect(try JSONValue.object(stored).encoded().count <= 4096)
+            }
+        }
+        try await fcm.shutdown()
+    }
+
     @Test func deadFCMTokensAre410OrInvalidTokenAndTheDeviceStopsUntilItRegistersAgain() async throws {
         let fcm = try await FCMTestServer.start()
         let token = Fixtures.fcmToken(5)

@@ -157,7 +157,7 @@ struct ActionNotificationRequest {
         message["android"] = .object(android)
         return NotificationDraft(
             pushType: .alert, priority: level == .passive ? 5 : 10, collapseID: notificationID, payload: message,
-            bodyPath: bodyPath, isExemptFromQuota: level == .critical)
+            bodyPath: bodyPath, sizeLimit: PayloadFitter.fcmLimit, isExemptFromQuota: level == .critical)
     }
 
     /// `android.notification.notification_priority` for each level.
@@ -168,7 +168,8 @@ struct ActionNotificationRequest {
     /// Refuses (400 `payload_too_large`, field `actions`) a notification that cannot fit APNs' limit even with its
     /// body shortened away *because of its actions*: without them it would fit. Other oversized notifications are
     /// refused by the pipeline with the general message.
-    func checkActionsFit(for platform: Platform, limit: Int = PayloadFitter.apnsLimit) throws {
+    func checkActionsFit(for platform: Platform) throws {
+        let limit = draft(for: platform).sizeLimit
         let shortest = try JSONValue.object(draft(for: platform, body: "").payload).encoded().count
         guard shortest > limit else { return }
         let withoutActions = try JSONValue.object(draft(for: platform, body: "", includingActions: false).payload).encoded().count

@@ -67,7 +67,7 @@ enum HomeAssistantAndroidPayload {
         return NotificationDraft(
             pushType: isCommand ? .background : .alert, priority: 10,
             collapseID: try options.optionalString("tag").map { try CollapseIDRule.validated($0, field: "data.tag") },
-            payload: message, bodyPath: ["data", "message"], isExemptFromQuota: isCommand)
+            payload: message, bodyPath: ["data", "message"], sizeLimit: PayloadFitter.fcmLimit, isExemptFromQuota: isCommand)
     }
 
     /// `data.priority` (`high` or `normal`, any case) as FCM spells it; `HIGH` when absent.

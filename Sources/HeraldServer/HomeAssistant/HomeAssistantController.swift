@@ -80,7 +80,7 @@ struct HomeAssistantController<Context: RemoteAddressRequestContext>: Sendable {
         case .payloadTooLarge(let minimum, let limit):
             return Self.internalError(
                 .homeAssistantPayloadTooLarge,
-                "The notification does not fit APNs' \(limit)-byte limit even with the message shortened away (\(minimum) bytes).")
+                "The notification does not fit the push service's \(limit)-byte limit even with the message shortened away (\(minimum) bytes).")
         case .rejectedByProvider(_, let reason):
             return Self.internalError(.homeAssistantInternalError, "APNs refused the notification: \(reason).")
         case .storeUnavailable:

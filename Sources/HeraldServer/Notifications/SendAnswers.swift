@@ -75,7 +75,7 @@ enum SendAnswers {
         case .payloadTooLarge(let minimum, let limit):
             return APIError(
                 .payloadTooLarge,
-                message: "The notification does not fit APNs' \(limit)-byte limit even with the body shortened away (\(minimum) bytes).",
+                message: "The notification does not fit the push service's \(limit)-byte limit even with the body shortened away (\(minimum) bytes).",
                 field: "$")
         case .rejectedByProvider(let id, let reason):
             return APIError(
