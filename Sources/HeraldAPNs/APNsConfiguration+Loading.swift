@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HeraldCore
 import NIOSSL
 
 extension APNsConfiguration {
@@ -99,20 +100,10 @@ extension APNsConfiguration {
     }
 
     private static func readFile(_ path: String, option: APNsOption) throws(APNsConfigurationError) -> Data {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw APNsConfigurationError(option, "cannot read \(path): No such file")
-        }
-        guard !isDirectory.boolValue else {
-            throw APNsConfigurationError(option, "cannot read \(path): Is a directory")
-        }
-        guard FileManager.default.isReadableFile(atPath: path) else {
-            throw APNsConfigurationError(option, "cannot read \(path): Permission denied")
-        }
         do {
-            return try Data(contentsOf: URL(fileURLWithPath: path))
+            return try ConfigurationFile.read(path)
         } catch {
-            throw APNsConfigurationError(option, "cannot read \(path): \(error.localizedDescription)")
+            throw APNsConfigurationError(option, error.description)
         }
     }
 }

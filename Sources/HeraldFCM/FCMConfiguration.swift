@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 
 /// Everything the FCM provider needs to know: the Google service account (which names the Firebase project and the
 /// token endpoint) and where FCM is.
@@ -120,18 +121,10 @@ extension FCMConfiguration {
     }
 
     static func readFile(_ path: String, option: FCMOption) throws(FCMConfigurationError) -> Data {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw FCMConfigurationError(option, "cannot read \(path): No such file")
-        }
-        guard !isDirectory.boolValue else { throw FCMConfigurationError(option, "cannot read \(path): Is a directory") }
-        guard FileManager.default.isReadableFile(atPath: path) else {
-            throw FCMConfigurationError(option, "cannot read \(path): Permission denied")
-        }
         do {
-            return try Data(contentsOf: URL(fileURLWithPath: path))
+            return try ConfigurationFile.read(path)
         } catch {
-            throw FCMConfigurationError(option, "cannot read \(path): \(error.localizedDescription)")
+            throw FCMConfigurationError(option, error.description)
         }
     }
 }
