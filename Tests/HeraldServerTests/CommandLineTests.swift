@@ -141,4 +141,22 @@ struct CommandLineTests {
         #expect(await unconfigured.waitForExit() != 0)
         #expect(unconfigured.log.contains("FCM is not configured"))
     }
+
+    @Test func registerWithFCMRegistersAnFCMDeviceThatReceivesThroughFCM() async throws {
+        let fcm = try await FCMTestServer.start()
+        let token = Fixtures.fcmToken(40)
+        try await fcm.server.run { client in
+            let server = "http://127.0.0.1:\(try #require(client.port))"
+            let registered = try await HeraldProcess.run(["register", "--server", server, "--fcm", "--token", token, "--json"])
+            #expect(registered.status == 0, "\(registered.output)")
+            let credentials = try #require(JSONValue.decode(Data(registered.output.utf8)).objectValue)
+            let userID = try #require(credentials["user_id"]?.stringValue)
+            #expect(try await client.notify(userID).json()["status"] == "delivered")
+            #expect(await fcm.acceptedMessage(to: token) != nil)
+            let refused = try await HeraldProcess.run(["register", "--server", server, "--fcm"])
+            #expect(refused.status != 0)
+            #expect(refused.output.contains("--fcm needs --token"))
+        }
+        try await fcm.shutdown()
+    }
 }

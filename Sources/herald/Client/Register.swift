@@ -7,7 +7,9 @@ struct Register: AsyncParsableCommand {
         abstract: "Register a device with a Herald server (WebSocket-only without --token) and print its credentials.")
 
     @Option(help: "The Herald server, e.g. http://localhost:8080.") var server: String
-    @Option(help: "An APNs device token (hex). Without it the device receives over the WebSocket channel only.") var token: String?
+    @Option(help: "An APNs device token (hex), or with --fcm an FCM registration token. Without it the device receives over the WebSocket channel only.")
+    var token: String?
+    @Flag(help: "The token is an FCM registration token (platform fcm).") var fcm = false
     @Option(help: "production or sandbox (for APNs tokens).") var environment: String = "production"
     @Option(help: "The server's registration token, where it requires one (HERALD_REGISTRATION_TOKEN).")
     var registrationToken: String?
@@ -15,7 +17,12 @@ struct Register: AsyncParsableCommand {
 
     func run() async throws {
         let body: JSONObject =
-            if let token { ["token": .string(token), "environment": .string(environment)] } else { ["platform": "websocket"] }
+            switch (token, fcm) {
+            case (let token?, true): ["platform": "fcm", "token": .string(token)]
+            case (let token?, false): ["token": .string(token), "environment": .string(environment)]
+            case (nil, true): throw ValidationError("--fcm needs --token, the FCM registration token")
+            case (nil, false): ["platform": "websocket"]
+            }
         let headers = registrationToken.map { [("X-Herald-Registration-Token", $0)] } ?? []
         let answer = try await ServerClient(server).post("api/push/register", body, headers: headers)
         if json {
