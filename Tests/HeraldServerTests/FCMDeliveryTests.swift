@@ -4,6 +4,7 @@ import HeraldCore
 import HeraldServer
 import HeraldTesting
 import HummingbirdTesting
+import NIOCore
 import Testing
 
 /// Sends through the whole server to the FCM double over HTTP/2 + TLS, for FCM devices, and checks what reached it:
@@ -220,6 +221,15 @@ struct FCMDeliveryTests {
             let delivered = try await client.notify(registration.userID)
             #expect(try delivered.json()["status"] == "delivered")
             #expect(await fcm.acceptedMessage(to: newToken) != nil)
+
+            // The provider metrics count FCM's answers by errorCode, without a token in the exposition.
+            let text = String(decoding: try await client.execute(uri: "/metrics", method: .get).body.readableBytesView, as: UTF8.self)
+            let samples = Exposition(text)
+            #expect(samples["herald_provider_responses_total{provider=\"fcm\",status=\"404\",reason=\"UNREGISTERED\"}"] == 1)
+            #expect(samples["herald_provider_responses_total{provider=\"fcm\",status=\"200\",reason=\"none\"}"] == 1)
+            #expect(samples["herald_notifications_delivered_total{provider=\"fcm\"}"] == 1)
+            #expect(samples["herald_notifications_failed_total{provider=\"fcm\",reason=\"dead_token\"}"] == 1)
+            #expect(!text.contains(token) && !text.contains(newToken))
         }
         try await fcm.shutdown()
     }
