@@ -66,7 +66,9 @@ enum HomeAssistantAndroidPayload {
         let isCommand = commands.contains(request.message)
         return NotificationDraft(
             pushType: isCommand ? .background : .alert, priority: 10,
-            collapseID: try options.optionalString("tag").map { try CollapseIDRule.validated($0, field: "data.tag") },
+            // The app replaces notifications by `data.tag` itself, so any length is fine; the collapse id (shown by the
+            // dashboard, unused by FCM) is kept when it fits APNs' rule.
+            collapseID: (try? options.optionalString("tag")).flatMap { try? CollapseIDRule.validated($0, field: "data.tag") },
             payload: message, bodyPath: ["data", "message"], sizeLimit: PayloadFitter.fcmLimit, isExemptFromQuota: isCommand)
     }
 
