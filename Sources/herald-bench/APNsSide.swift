@@ -5,13 +5,11 @@ import HeraldCore
 import HeraldTesting
 import NIOCore
 import NIOHTTP1
-import NIOPosix
-import NIOSSL
 import Synchronization
 
 /// The in-process APNs double Herald delivers to (HTTP/2 + TLS, real ES256 provider-token checks), in its
 /// counters-only mode, with a recorder of when it answered `200` for each `apns-id`.
-struct BenchAPNs: Sendable {
+struct BenchAPNs: BenchProvider {
     static let topic = "io.herald.bench"
 
     let key: TestKey
@@ -40,8 +38,34 @@ struct BenchAPNs: Sendable {
         ]
     }
 
+    var name: String { "APNs" }
+    var platform: Platform { .apns }
+    var duplicateMeaning: String { "a 2nd APNs 200 for one apns-id" }
+
     /// Answers `200` written so far.
     var delivered: Int { double.counters.accepted }
+
+    /// Herald sends each notification with `apns-id` = its notification id: the recorder's keys are the ids.
+    func startLedger(store: String) -> any DeliveryLedger { APNsLedger(self) }
+}
+
+/// The APNs double's `200`s by `apns-id` (``DeliveryRecorder``), which is Herald's notification id.
+struct APNsLedger: DeliveryLedger {
+    let apns: BenchAPNs
+    let before: Int
+
+    /// Starts the recorder.
+    init(_ apns: BenchAPNs) {
+        self.apns = apns
+        before = apns.delivered
+        apns.recorder.start()
+    }
+
+    func missing(from ids: Set<String>) -> Int { apns.recorder.missing(from: ids) }
+
+    func stop() -> (delivered: Set<String>, answers: Int) {
+        (Set(apns.recorder.stop().keys), apns.delivered - before)
+    }
 }
 
 /// When the double answered `200` for each `apns-id` (= Herald's notification id), while recording is on.
@@ -91,46 +115,28 @@ enum APNsBaseline {
     static func measure(
         _ apns: BenchAPNs, connections: Int, inFlight: Int, warmup: Duration, duration: Duration, cpu: CPUWindow
     ) async throws -> (result: ClosedLoopResult, accepted: Int) {
-        var tls = TLSConfiguration.makeClientConfiguration()
-        tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMFile(apns.double.caPath))]
-        var configuration = HTTPClient.Configuration(
-            tlsConfiguration: tls, redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10)),
-            connectionPool: .init(idleTimeout: .seconds(600)), decompression: .disabled)
-        configuration.httpVersion = .automatic
-        let clients = (0..<connections).map { _ in
-            HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
-        }
         let jwt = try providerToken(apns.key)
         let tokens = (0..<64).map { DeviceIdentity.hex(SHA256.hash(data: Data("baseline-token-\($0)".utf8))) }
         let expiration = String(Int(Date().timeIntervalSince1970) + 86_400)
         let url = apns.double.baseURL + "/3/device/"
         let deliveries = DeliveryWindow(apns)
-        let result = await ClosedLoop.run(
-            concurrency: inFlight, warmup: warmup, duration: duration, label: "APNs double baseline",
-            observers: [cpu, deliveries]
-        ) { index in
-            var request = HTTPClientRequest(url: url + tokens[index % tokens.count])
-            request.method = .POST
-            request.headers.add(name: "authorization", value: "bearer \(jwt)")
-            request.headers.add(name: "apns-push-type", value: "alert")
-            request.headers.add(name: "apns-topic", value: BenchAPNs.topic)
-            request.headers.add(name: "apns-priority", value: "10")
-            request.headers.add(name: "apns-expiration", value: expiration)
-            request.headers.add(name: "apns-id", value: UUID().uuidString.lowercased())
-            request.body = .bytes(payload)
-            do {
-                let response = try await clients[index % clients.count].execute(request, timeout: .seconds(30))
-                let body = try await response.body.collect(upTo: 65_536)
-                guard response.status.code == 200 else {
-                    return .failure(
-                        BenchFailure(description: "APNs double answered \(response.status.code) \(String(buffer: body))"))
-                }
-                return .success(())
-            } catch {
-                return .failure(BenchFailure(description: "\(error)"))
+        let result = try await DoubleBaseline.withClients(connections, trusting: apns.double.caPath) { clients in
+            await DoubleBaseline.run(
+                clients, double: apns.name, inFlight: inFlight, warmup: warmup, duration: duration,
+                observers: [cpu, deliveries]
+            ) { index in
+                var request = HTTPClientRequest(url: url + tokens[index % tokens.count])
+                request.method = .POST
+                request.headers.add(name: "authorization", value: "bearer \(jwt)")
+                request.headers.add(name: "apns-push-type", value: "alert")
+                request.headers.add(name: "apns-topic", value: BenchAPNs.topic)
+                request.headers.add(name: "apns-priority", value: "10")
+                request.headers.add(name: "apns-expiration", value: expiration)
+                request.headers.add(name: "apns-id", value: UUID().uuidString.lowercased())
+                request.body = .bytes(payload)
+                return request
             }
         }
-        for client in clients { try? await client.shutdown() }
         return (result, deliveries.delivered)
     }
 

@@ -14,7 +14,7 @@ extension Bench {
         try await Task.sleep(for: .seconds(1))
         let idleRSS = ProcessStats.residentBytes(of: bare.pid) ?? 0
         // The same body shape as scenario 1, for as many (made-up) users as scenario 1 has devices.
-        let bodies = (0..<plan.apnsDevices).map { DeviceIdentity.seeded($0, salt: "bare").identity.notifyBody() }
+        let bodies = (0..<plan.devices).map { DeviceIdentity.seeded($0, salt: "bare").identity.notifyBody() }
         let load = try wrk.load("baseline-a", path: "/api/push/notify", bodies: bodies, connections: plan.clients)
         let cpu = CPUWindow(pid: bare.pid)
         let (_, result) = try await wrk.run(
@@ -43,18 +43,30 @@ extension Bench {
         reportGenerator(result, into: scenario)
 
         Progress.shared.phase("Baseline b: APNs double, bare HTTP/2 client (2 connections, 256 streams in flight)")
-        let benchCPU = CPUWindow(pid: 0)
-        let (doubleResult, accepted) = try await APNsBaseline.measure(
-            apns, connections: 2, inFlight: 256, warmup: plan.warmup, duration: plan.measure, cpu: benchCPU)
-        if let note = doubleResult.failureNote("APNs double baseline") { report.note(note) }
-        let doubleRate = Double(accepted) / doubleResult.window.seconds
-        report.add(
-            Figure(
-                scenario: "baseline", name: "APNs double, bare HTTP/2 client (same process)", value: doubleRate,
-                unit: "push/s"))
-        benchCPU.report(into: report, scenario: "baseline", what: "bench process (double + its client)")
+        let doubleRate = try await doubleLimit(apns, scenario: scenario) { cpu in
+            try await APNsBaseline.measure(
+                apns, connections: 2, inFlight: 256, warmup: plan.warmup, duration: plan.measure, cpu: cpu)
+        }
         return Baselines(
             bareStack: result.perSecond, bareIdleRSS: idleRSS, bareCPUPerRequest: cpuPerRequest, double: doubleRate)
+    }
+
+    /// A double's own limit: `measure` drives a bare client against it (with the bench process's CPU as its observer)
+    /// over a window as long as the load scenarios'; returns the `200`s per second.
+    func doubleLimit(
+        _ provider: any BenchProvider, scenario: String,
+        measure: (CPUWindow) async throws -> (result: ClosedLoopResult, accepted: Int)
+    ) async throws -> Double {
+        let benchCPU = CPUWindow(pid: 0)
+        let (result, accepted) = try await measure(benchCPU)
+        if let note = result.failureNote("\(provider.name) double baseline") { report.note(note) }
+        let rate = Double(accepted) / result.window.seconds
+        report.add(
+            Figure(
+                scenario: scenario, name: "\(provider.name) double, bare HTTP/2 client (same process)", value: rate,
+                unit: "push/s"))
+        benchCPU.report(into: report, scenario: scenario, what: "bench process (double + its client)")
+        return rate
     }
 
     /// wrk's own CPU over its run, so that the reader can see whether the load generator was a bottleneck.
@@ -119,22 +131,22 @@ final class CPUWindow: WindowObserver {
     }
 }
 
-/// Answers `200` the APNs double wrote over a measurement window.
+/// Answers `200` a provider double wrote over a measurement window.
 final class DeliveryWindow: WindowObserver {
-    private let apns: BenchAPNs
+    private let provider: any BenchProvider
     private let before: Int
     private let counts = Mutex((start: 0, end: 0))
 
-    init(_ apns: BenchAPNs) {
-        self.apns = apns
-        before = apns.delivered
+    init(_ provider: any BenchProvider) {
+        self.provider = provider
+        before = provider.delivered
     }
 
-    func windowStarted() { counts.withLock { $0.start = apns.delivered } }
-    func windowEnded() { counts.withLock { $0.end = apns.delivered } }
+    func windowStarted() { counts.withLock { $0.start = provider.delivered } }
+    func windowEnded() { counts.withLock { $0.end = provider.delivered } }
 
     /// Deliveries in the window.
     var delivered: Int { counts.withLock { $0.end - $0.start } }
 
-    var progress: String? { "delivered \(Format.grouped(Double(apns.delivered - before)))" }
+    var progress: String? { "delivered \(Format.grouped(Double(provider.delivered - before)))" }
 }

@@ -9,7 +9,7 @@ extension Bench {
     /// (`HERALD_DELIVERY_WAIT_MS` 500, `HERALD_DELIVERY_CONCURRENCY` 256, 2 APNs connections).
     func mainInstance(scenarios: Set<Int>, context: inout ScenarioContext) async throws {
         let baselines = context.baselines
-        Progress.shared.phase("Herald: start on a fresh store, register \(plan.apnsDevices) devices over HTTP")
+        Progress.shared.phase("Herald: start on a fresh store, register \(plan.devices) devices over HTTP")
         let herald = try startHerald("herald", database: databasePath("main.sqlite"))
         let (port, startup) = try await herald.waitUntilListening()
         try await Task.sleep(for: .seconds(2))
@@ -23,11 +23,7 @@ extension Bench {
         }
         Progress.shared.line("  herald listening on \(port) after \(String(format: "%.0f", startup.milliseconds)) ms")
 
-        let client = LoadClient(port: port, connections: plan.clients)
-        let (devices, registration) = await Registration.register(
-            count: plan.apnsDevices, concurrency: plan.clients, platform: .apns, client: client, salt: "main",
-            label: "register")
-        if let note = registration.failureNote("registration") { report.note(note) }
+        let (devices, registration) = await registerDevices(port: port, platform: .apns, salt: "main")
         context.registrationRate = registration.perSecond
         report.add(
             Figure(
@@ -36,16 +32,21 @@ extension Bench {
                 ratioTo: "bare stack"))
         guard !devices.isEmpty else {
             report.note("no device could be registered; scenarios 1-4 skipped. Herald's output:\n\(herald.log)")
-            await client.shutdown()
             await herald.stop()
             return
         }
         let bodies = devices.map { $0.notifyBody() }
 
         if scenarios.contains(1) || scenarios.contains(4) {
-            let figures = try await acceptAndDeliver(herald: herald, port: port, bodies: bodies, baselines: baselines)
+            let figures = try await acceptAndDeliver(
+                herald: herald, port: port, bodies: bodies, provider: apns, doubleLimit: baselines.double,
+                store: databasePath("main.sqlite"), scenario: "1 accept+deliver", baselines: baselines)
             context.acceptRate = figures.accepted
             context.sqlite = figures
+            report.add(
+                Figure(
+                    scenario: "4 memory", name: "Herald peak RSS under scenario 1", value: Double(figures.peakRSS) / 1_048_576,
+                    unit: "MB", ratio: Double(figures.peakRSS) / Double(baselines.bareIdleRSS), ratioTo: "bare idle"))
         }
         if scenarios.contains(2) {
             try await latency(herald: herald, port: port, bodies: bodies, acceptRate: context.acceptRate)
@@ -53,7 +54,6 @@ extension Bench {
         if scenarios.contains(3) {
             try await multiplexing(port: port, bodies: bodies)
         }
-        await client.shutdown()
         if scenarios.contains(4) {
             await webSocketMemory(herald: herald, port: port, baselines: baselines)
         }
@@ -61,18 +61,34 @@ extension Bench {
         if status != 0 { report.note("herald did not exit cleanly on SIGTERM (status \(status.map(String.init) ?? "none"))") }
     }
 
+    /// Registers `plan.devices` devices of `platform` over HTTP on the instance at `port`, `plan.clients` at a time.
+    func registerDevices(
+        port: Int, platform: Platform, salt: String
+    ) async -> (devices: [DeviceIdentity], result: ClosedLoopResult) {
+        let client = LoadClient(port: port, connections: plan.clients)
+        let (devices, registration) = await Registration.register(
+            count: plan.devices, concurrency: plan.clients, platform: platform, client: client, salt: salt,
+            label: "register \(platform.rawValue) devices")
+        await client.shutdown()
+        if let note = registration.failureNote("\(platform.rawValue) registration") { report.note(note) }
+        return (devices, registration)
+    }
+
     /// Scenario 1: `/api/push/notify` from wrk at full speed (`plan.clients` connections), cycling through the registered
-    /// devices; accepted/s, delivered/s at the double, CPU per notification, duplicates and lost notifications.
-    private func acceptAndDeliver(herald: ChildProcess, port: Int, bodies: [ByteBuffer], baselines: Baselines) async throws
-        -> AcceptAndDeliverFigures
-    {
-        let scenario = "1 accept+deliver"
-        Progress.shared.phase("Scenario 1: accept and deliver, wrk, \(plan.clients) connections, \(bodies.count) devices")
-        let deliveredBefore = apns.delivered
-        apns.recorder.start()
+    /// devices, which `provider`'s double serves; accepted/s, delivered/s at the double, CPU per notification,
+    /// duplicates and lost notifications. `doubleLimit` is the double's own limit; `store` the instance's SQLite file.
+    func acceptAndDeliver(
+        herald: ChildProcess, port: Int, bodies: [ByteBuffer], provider: any BenchProvider, doubleLimit: Double,
+        store: String, scenario: String, baselines: Baselines
+    ) async throws -> AcceptAndDeliverFigures {
+        let context = "scenario 1 (\(provider.name))"
+        Progress.shared.phase(
+            "Scenario 1 (\(provider.name)): accept and deliver, wrk, \(plan.clients) connections, \(bodies.count) devices")
+        let ledger = provider.startLedger(store: store)
         let load = try wrk.load(
-            "scenario-1", path: "/api/push/notify", bodies: bodies, connections: plan.clients, keepIDs: true)
-        let deliveries = DeliveryWindow(apns)
+            "scenario-1-\(provider.platform.rawValue)", path: "/api/push/notify", bodies: bodies, connections: plan.clients,
+            keepIDs: true)
+        let deliveries = DeliveryWindow(provider)
         let heraldCPU = CPUWindow(pid: herald.pid)
         let benchCPU = CPUWindow(pid: 0)
         let sampler = MemorySampler(pid: herald.pid)
@@ -83,13 +99,12 @@ extension Bench {
 
         // Every notification answered 201, warm-up included, must reach the double exactly once.
         let accepted = Set((warmup?.ids ?? []) + result.ids)
-        let audit = await auditDeliveries(
-            of: accepted, answered2xx: (warmup?.succeeded ?? 0) + result.succeeded, deliveredBefore: deliveredBefore,
-            context: "scenario 1")
+        let audit = try await auditDeliveries(
+            of: accepted, answered2xx: (warmup?.succeeded ?? 0) + result.succeeded, ledger: ledger, context: context)
         let unanswered = audit.delivered - (accepted.count - audit.lost)
         let delivered = Double(deliveries.delivered) / result.window.seconds
 
-        if let note = result.failureNote("scenario 1") { report.note(note) }
+        if let note = result.failureNote(context) { report.note(note) }
         report.add(
             Figure(
                 scenario: scenario, name: "accepted (2xx from wrk) per second", value: result.perSecond, unit: "req/s",
@@ -97,8 +112,8 @@ extension Bench {
                 met: result.perSecond >= 0.25 * baselines.bareStack))
         report.add(
             Figure(
-                scenario: scenario, name: "delivered (APNs 200) per second, same window", value: delivered, unit: "push/s",
-                ratio: delivered / baselines.bareStack, ratioTo: "bare stack", target: "≥ 0.25 × bare stack",
+                scenario: scenario, name: "delivered (\(provider.name) 200) per second, same window", value: delivered,
+                unit: "push/s", ratio: delivered / baselines.bareStack, ratioTo: "bare stack", target: "≥ 0.25 × bare stack",
                 met: delivered >= 0.25 * baselines.bareStack))
         for percentile in [50.0, 99.0] {
             report.add(
@@ -106,10 +121,10 @@ extension Bench {
                     scenario: scenario, name: "request latency p\(Self.percentileName(percentile)) at saturation (wrk)",
                     value: result.milliseconds(atPercentile: percentile), unit: "ms"))
         }
-        reportAudit(audit, accepted: accepted.count, scenario: scenario, label: "")
+        reportAudit(audit, accepted: accepted.count, provider: provider, scenario: scenario, label: "")
         if unanswered > 0 {
             report.note(
-                "scenario 1: \(unanswered) notifications were delivered whose answer wrk never read"
+                "\(context): \(unanswered) notifications were delivered whose answer wrk never read"
                     + " (in flight when a wrk run ended); they are not counted as accepted")
         }
         heraldCPU.report(into: report, scenario: scenario, what: "Herald")
@@ -121,28 +136,26 @@ extension Bench {
                     value: perNotification, unit: "ms CPU", ratio: baselines.bareCPUPerRequest.map { perNotification / $0 },
                     ratioTo: baselines.bareCPUPerRequest == nil ? nil : "bare CPU per request"))
         }
-        benchCPU.report(into: report, scenario: scenario, what: "bench process (the APNs double)")
+        benchCPU.report(into: report, scenario: scenario, what: "bench process (the \(provider.name) double)")
         reportGenerator(result, into: scenario)
-        report.add(
-            Figure(
-                scenario: "4 memory", name: "Herald peak RSS under scenario 1", value: Double(peakRSS) / 1_048_576,
-                unit: "MB", ratio: Double(peakRSS) / Double(baselines.bareIdleRSS), ratioTo: "bare idle"))
         if audit.drain > .milliseconds(100) {
-            report.note(String(format: "scenario 1: the last deliveries arrived %.1f s after the load stopped", audit.drain.seconds))
-        }
-        if delivered >= 0.8 * baselines.double {
             report.note(
-                "scenario 1: delivered/s is \(Format.ratio(delivered / baselines.double)) of the APNs double's own limit:"
-                    + " the double (in the bench process) was the bottleneck or close to it"
+                "\(context): the last deliveries arrived \(String(format: "%.1f", audit.drain.seconds)) s after the load stopped")
+        }
+        if delivered >= 0.8 * doubleLimit {
+            report.note(
+                "\(context): delivered/s is \(Format.ratio(delivered / doubleLimit)) of the \(provider.name) double's own"
+                    + " limit: the double (in the bench process) was the bottleneck or close to it"
             )
         } else {
             report.note(
-                "scenario 1: the APNs double was not the bottleneck"
-                    + " (delivered/s is \(Format.ratio(delivered / baselines.double)) of its own limit)"
+                "\(context): the \(provider.name) double was not the bottleneck"
+                    + " (delivered/s is \(Format.ratio(delivered / doubleLimit)) of its own limit)"
             )
         }
         return AcceptAndDeliverFigures(
-            accepted: result.perSecond, delivered: delivered, heraldCPUPerNotification: heraldCPUPerNotification)
+            accepted: result.perSecond, delivered: delivered, heraldCPUPerNotification: heraldCPUPerNotification,
+            peakRSS: peakRSS)
     }
 
     /// Scenario 2: an open loop at a fixed rate from wrk, each connection on a fixed schedule (``WrkScript``); request
@@ -168,13 +181,13 @@ extension Bench {
             "scenario-2", path: "/api/push/notify", bodies: bodies, connections: connections, keepIDs: true, rate: rate)
         let heraldCPU = CPUWindow(pid: herald.pid)
         let benchCPU = CPUWindow(pid: 0)
-        apns.recorder.start()
+        let ledger = APNsLedger(apns)
         let (_, result) = try await wrk.run(
             load, port: port, warmup: plan.warmup, duration: plan.latencyDuration, label: "fixed rate",
             observers: [heraldCPU, benchCPU])
         let sends = result.sends
-        let (_, missing) = await waitForDistinctDeliveries(
-            of: Set(sends.map(\.id)), timeout: .seconds(30), label: "draining")
+        let (_, missing) = try await waitForDistinctDeliveries(
+            of: Set(sends.map(\.id)), in: ledger, timeout: .seconds(30), label: "draining")
         let answered = apns.recorder.stop()
         let clock = ScriptClock.Converter()
         var endToEnd = LatencyHistogram.latency()

@@ -59,18 +59,9 @@ extension Bench {
         await server.shutdown()
 
         if let one = figures[1], let sqlite = context.sqlite {
-            report.add(
-                Figure(
-                    scenario: scenario, name: "delivered/s, 1 instance on PostgreSQL against SQLite (scenario 1)",
-                    value: one.delivered, unit: "push/s", ratio: one.delivered / sqlite.delivered,
-                    ratioTo: "SQLite (\(Format.grouped(sqlite.delivered)) push/s)"))
-            if let postgres = one.heraldCPUPerNotification, let sqliteCPU = sqlite.heraldCPUPerNotification {
-                report.add(
-                    Figure(
-                        scenario: scenario, name: "Herald CPU per notification, 1 instance on PostgreSQL against SQLite",
-                        value: postgres, unit: "ms CPU", ratio: postgres / sqliteCPU,
-                        ratioTo: "SQLite (\(String(format: "%.3f", sqliteCPU)) ms)"))
-            }
+            reportAgainstScenario1(
+                sqlite, delivered: one.delivered, cpuPerNotification: one.heraldCPUPerNotification, scenario: scenario,
+                what: "1 instance on PostgreSQL", reference: "SQLite")
         } else if figures[1] != nil {
             report.note("scenario 7: scenario 1 (SQLite) did not run, so there is no SQLite figure beside it (--scenarios 1,7)")
         }
@@ -94,7 +85,7 @@ extension Bench {
         let scenario = "7 postgres"
         let label = count == 1 ? "1 instance" : "\(count) instances"
         Progress.shared.line(
-            "  \(label): start, register \(plan.apnsDevices) devices over HTTP, then wrk with \(plan.clients) connections"
+            "  \(label): start, register \(plan.devices) devices over HTTP, then wrk with \(plan.clients) connections"
                 + (count == 1 ? "" : " split across the instances"))
         var heralds: [ChildProcess] = []
         var ports: [Int] = []
@@ -137,7 +128,7 @@ extension Bench {
         let count = heralds.count
         let client = LoadClient(port: ports[0], connections: plan.clients)
         let (devices, registration) = await Registration.register(
-            count: plan.apnsDevices, concurrency: plan.clients, platform: .apns, client: client, salt: "postgres-\(count)",
+            count: plan.devices, concurrency: plan.clients, platform: .apns, client: client, salt: "postgres-\(count)",
             label: "register (\(label))")
         await client.shutdown()
         if let note = registration.failureNote("scenario 7, \(label), registration") { report.note(note) }
@@ -158,8 +149,7 @@ extension Bench {
                 connections: plan.clients / count + (index < plan.clients % count ? 1 : 0), keepIDs: true,
                 threads: threads)
         }
-        let deliveredBefore = apns.delivered
-        apns.recorder.start()
+        let ledger = APNsLedger(apns)
         let warmups = try await runTogether(loads, ports: ports, duration: plan.warmup, label: "\(label) (warm-up)")
 
         // The server's processes after the warm-up: Herald's pools have opened their connections by then.
@@ -181,8 +171,8 @@ extension Bench {
 
         // Every notification answered 2xx, warm-ups included, must reach the double exactly once.
         let accepted = Set((warmups + results).flatMap(\.ids))
-        let audit = await auditDeliveries(
-            of: accepted, answered2xx: (warmups + results).reduce(0) { $0 + $1.succeeded }, deliveredBefore: deliveredBefore,
+        let audit = try await auditDeliveries(
+            of: accepted, answered2xx: (warmups + results).reduce(0) { $0 + $1.succeeded }, ledger: ledger,
             context: "scenario 7, \(label)")
 
         let acceptedRate = results.reduce(0) { $0 + $1.perSecond }
@@ -206,7 +196,7 @@ extension Bench {
                     name: "request latency p\(Self.percentileName(percentile)) at saturation, \(label)\(worst)",
                     value: results.map { $0.milliseconds(atPercentile: percentile) }.max() ?? 0, unit: "ms"))
         }
-        reportAudit(audit, accepted: accepted.count, scenario: scenario, label: ", \(label)")
+        reportAudit(audit, accepted: accepted.count, provider: apns, scenario: scenario, label: ", \(label)")
 
         let delivered = deliveries.delivered
         let heraldPerNotification = heraldCPU.milliseconds(per: delivered)

@@ -19,6 +19,13 @@ struct DeviceIdentity: Sendable {
         return (DeviceIdentity(userID: userID, secret: secret), token)
     }
 
+    /// The FCM registration token of seeded device `index`, shaped like a real one: an instance id, `:APA91b` and
+    /// base64url characters, 163 in all.
+    static func fcmToken(_ index: Int, salt: String) -> String {
+        let digest = (0..<3).map { hex(SHA256.hash(data: Data("\(salt)-fcm-token-\(index)-\($0)".utf8))) }.joined()
+        return String(digest.prefix(22)) + ":APA91b" + String(digest.dropFirst(22).prefix(134))
+    }
+
     /// The `POST /api/push/notify` body the benchmark sends (the README's Frigate example).
     func notifyBody() -> ByteBuffer {
         ByteBuffer(
@@ -51,9 +58,11 @@ enum Registration {
         let registered = Mutex<[DeviceIdentity]>([])
         let result = await ClosedLoop.run(concurrency: concurrency, totalRequests: count, label: label) { index in
             let body =
-                platform == .websocket
-                ? #"{"platform":"websocket"}"#
-                : #"{"token":"\#(DeviceIdentity.seeded(index, salt: salt).token)","environment":"production"}"#
+                switch platform {
+                case .websocket: #"{"platform":"websocket"}"#
+                case .fcm: #"{"platform":"fcm","token":"\#(DeviceIdentity.fcmToken(index, salt: salt))"}"#
+                case .apns: #"{"token":"\#(DeviceIdentity.seeded(index, salt: salt).token)","environment":"production"}"#
+                }
             do {
                 let (status, answer) = try await client.post("/api/push/register", body: ByteBuffer(string: body))
                 guard status == 201,
@@ -158,6 +167,22 @@ enum Seeder {
                 try Int.fetchOne(
                     db, sql: "SELECT COUNT(*) FROM notification WHERE status = 'pending' AND lease_owner IS NOT NULL") ?? 0
             return (due.map { Date(timeIntervalSince1970: $0) }, leased)
+        }
+    }
+
+    /// The name each notification of a store file was delivered under (`provider_message_id`: the `apns-id`, or FCM's
+    /// `projects/…/messages/…`), by notification id. Opened read-only, so it can be read while Herald runs.
+    static func providerMessageIDs(path: String) throws -> [String: String] {
+        var configuration = GRDB.Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        defer { try? queue.close() }
+        return try queue.read { db in
+            var names: [String: String] = [:]
+            let rows = try Row.fetchCursor(
+                db, sql: "SELECT id, provider_message_id FROM notification WHERE provider_message_id IS NOT NULL")
+            while let row = try rows.next() { names[row[0]] = row[1] }
+            return names
         }
     }
 

@@ -19,7 +19,8 @@ struct RunBenchmark: AsyncParsableCommand {
     @Option(
         help: """
             The scenarios to run, e.g. 1,2,5 (default: all of 1-6, and 7 when a PostgreSQL server is given; the \
-            baselines always run).
+            baselines always run). Scenario 1 runs twice: for APNs devices, then for FCM devices on a Herald \
+            instance configured for FCM only, beside the FCM double's own limit ("1 fcm").
             """)
     var scenarios: String?
 
@@ -106,18 +107,22 @@ struct RunBenchmark: AsyncParsableCommand {
         )
         let binaries = try Binaries.locate(build: !noBuild)
         let apns = try await BenchAPNs.start(in: directory)
+        let fcm = try await selected.contains(1) ? BenchFCM.start(in: directory) : nil
         let report = Report()
-        let bench = Bench(plan: plan, binaries: binaries, directory: directory, apns: apns, wrk: wrk, report: report)
+        let bench = Bench(
+            plan: plan, binaries: binaries, directory: directory, apns: apns, fcm: fcm, wrk: wrk, report: report)
 
         let baselines = try await bench.baselines()
         var context = ScenarioContext(baselines: baselines)
         if !selected.isDisjoint(with: [1, 2, 3, 4]) {
             try await bench.mainInstance(scenarios: selected, context: &context)
         }
+        if selected.contains(1) { try await bench.acceptAndDeliverFCM(context: context) }
         if selected.contains(5) { try await bench.storeScale(context: context) }
         if selected.contains(6) { try await bench.recovery(baselines: baselines) }
         if selected.contains(7) { try await bench.postgres(serverURL: postgres, context: context) }
         try? await apns.double.shutdown()
+        try? await fcm?.double.shutdown()
 
         let command = "swift run -c release herald-bench " + CommandLine.arguments.dropFirst().joined(separator: " ")
         let document = report.document(
@@ -155,8 +160,8 @@ struct Plan: Sendable {
     var clients = 64
     /// wrk threads (`-t`).
     var wrkThreads = 2
-    /// Devices registered over HTTP on the main instance.
-    var apnsDevices: Int
+    /// Devices registered over HTTP on the main instance (APNs), and FCM devices on scenario 1's FCM instance.
+    var devices: Int
     /// Scenario 2's rate: the issue's target is at 1,000 requests/s.
     var latencyRate = 1_000.0
     /// Whether `latencyRate` was given on the command line (then it is not lowered when scenario 1 accepted fewer).
@@ -180,12 +185,12 @@ struct Plan: Sendable {
     var drainTimeout: Duration
 
     static let quick = Plan(
-        warmup: .seconds(1), measure: .seconds(3), apnsDevices: 200, latencyDuration: .seconds(3),
+        warmup: .seconds(1), measure: .seconds(3), devices: 200, latencyDuration: .seconds(3),
         multiplexDuration: .seconds(3), subscribers: 1_000, scaleDevices: 20_000, scaleMeasure: .seconds(3),
         scaleRegistrations: 300, pending: 2_000, drainTimeout: .seconds(60))
 
     static let full = Plan(
-        warmup: .seconds(3), measure: .seconds(15), apnsDevices: 1_000, latencyDuration: .seconds(20),
+        warmup: .seconds(3), measure: .seconds(15), devices: 1_000, latencyDuration: .seconds(20),
         multiplexDuration: .seconds(10), subscribers: 10_000, scaleDevices: 1_000_000, scaleMeasure: .seconds(10),
         scaleRegistrations: 2_000, pending: 100_000, drainTimeout: .seconds(120))
 }
@@ -208,7 +213,8 @@ struct ScenarioContext: Sendable {
     var registrationRate: Double?
     /// Accepted notifications per second in scenario 1, for scenario 2's rate.
     var acceptRate: Double?
-    /// Scenario 1's figures (SQLite), for scenario 7 (PostgreSQL) to stand beside.
+    /// Scenario 1's figures (APNs devices, SQLite), for scenario 1's run for FCM devices and scenario 7 (PostgreSQL)
+    /// to stand beside.
     var sqlite: AcceptAndDeliverFigures?
 }
 
@@ -220,6 +226,8 @@ struct AcceptAndDeliverFigures: Sendable {
     var delivered: Double
     /// Herald's user + system CPU per delivered notification, milliseconds.
     var heraldCPUPerNotification: Double?
+    /// Herald's highest resident memory during the run, bytes.
+    var peakRSS: Int = 0
 }
 
 /// The herald binary (release, built beside this one) and this executable (for `bare-server`).
@@ -279,20 +287,26 @@ final class Bench: Sendable {
     let binaries: Binaries
     let directory: URL
     let apns: BenchAPNs
+    /// The FCM double, when scenario 1 runs.
+    let fcm: BenchFCM?
     let wrk: Wrk
     let report: Report
 
-    init(plan: Plan, binaries: Binaries, directory: URL, apns: BenchAPNs, wrk: Wrk, report: Report) {
+    init(plan: Plan, binaries: Binaries, directory: URL, apns: BenchAPNs, fcm: BenchFCM?, wrk: Wrk, report: Report) {
         self.plan = plan
         self.binaries = binaries
         self.directory = directory
         self.apns = apns
+        self.fcm = fcm
         self.wrk = wrk
         self.report = report
     }
 
-    /// Starts `herald serve` (the release binary) on a SQLite file, pointed at the APNs double.
-    func startHerald(_ name: String, database: String, environment extra: [String: String] = [:]) throws -> ChildProcess {
+    /// Starts `herald serve` (the release binary) on a SQLite file, pointed at `provider`'s double (by default the APNs
+    /// double) and configured for that provider only.
+    func startHerald(
+        _ name: String, database: String, provider: (any BenchProvider)? = nil, environment extra: [String: String] = [:]
+    ) throws -> ChildProcess {
         // Herald's own options are the benchmark's to set; only the log options pass through (to compare, e.g.,
         // HERALD_ACCESS_LOG=off with the default).
         let passedThrough: Set<String> = ["HERALD_ACCESS_LOG", "HERALD_LOG_FORMAT"]
@@ -305,7 +319,7 @@ final class Bench: Sendable {
                 "HERALD_RATE_LIMIT_DAILY": "10000000",
                 // It registers thousands of devices from one address.
                 "HERALD_REGISTRATIONS_PER_MINUTE": "0",
-            ].merging(apns.heraldEnvironment) { first, _ in first }
+            ].merging((provider ?? apns).heraldEnvironment) { first, _ in first }
         ) { _, new in new }
         environment.merge(extra) { _, new in new }
         return try ChildProcess(name: name, executable: binaries.herald, arguments: ["serve"], environment: environment)
@@ -327,16 +341,18 @@ final class Bench: Sendable {
 }
 
 extension Bench {
-    /// Waits until the double has answered `200` for every one of `ids` (recording must be on), or `timeout`;
-    /// returns the wait and how many are still missing.
-    func waitForDistinctDeliveries(of ids: Set<String>, timeout: Duration, label: String) async -> (Duration, missing: Int) {
+    /// Waits until the double has answered `200` for every one of `ids` since `ledger` started, or `timeout`; returns
+    /// the wait and how many are still missing.
+    func waitForDistinctDeliveries(
+        of ids: Set<String>, in ledger: any DeliveryLedger, timeout: Duration, label: String
+    ) async throws -> (Duration, missing: Int) {
         let clock = ContinuousClock()
         let start = clock.now
-        var missing = apns.recorder.missing(from: ids)
+        var missing = try ledger.missing(from: ids)
         while missing > 0, clock.now - start < timeout {
             Progress.shared.status("\(label): \(Format.grouped(Double(missing))) notifications still to deliver")
             try? await Task.sleep(for: .milliseconds(50))
-            missing = apns.recorder.missing(from: ids)
+            missing = try ledger.missing(from: ids)
         }
         Progress.shared.endStatus()
         return (clock.now - start, missing)
@@ -349,36 +365,38 @@ struct DeliveryAudit {
     var drain: Duration
     /// Answered 2xx, never delivered.
     var lost: Int
-    /// A second APNs 200 for one `apns-id`.
+    /// A second `200` for one notification.
     var duplicates: Int
     /// Distinct notifications delivered (some may have been accepted without wrk reading the answer).
     var delivered: Int
 }
 
 extension Bench {
-    /// Drains the deliveries of `accepted` (up to 60 s, then 2 s more for a late duplicate), stops the double's
-    /// recording and counts what was lost and delivered twice (`deliveredBefore`: the double's count at the start of
-    /// recording). Notes inconsistencies under `context`.
-    func auditDeliveries(of accepted: Set<String>, answered2xx: Int, deliveredBefore: Int, context: String) async -> DeliveryAudit {
+    /// Drains the deliveries of `accepted` (up to 60 s, then 2 s more for a late duplicate), stops `ledger` and counts
+    /// what was lost and delivered twice. Notes inconsistencies under `context`.
+    func auditDeliveries(
+        of accepted: Set<String>, answered2xx: Int, ledger: any DeliveryLedger, context: String
+    ) async throws -> DeliveryAudit {
         if accepted.count != answered2xx {
             report.note("\(context): \(answered2xx) answers were 2xx but \(accepted.count) distinct notification ids were read")
         }
-        let (drain, missing) = await waitForDistinctDeliveries(of: accepted, timeout: .seconds(60), label: "draining")
+        let (drain, missing) = try await waitForDistinctDeliveries(
+            of: accepted, in: ledger, timeout: .seconds(60), label: "draining")
         if missing > 0 {
             report.note("\(context): \(missing) accepted notifications were not delivered within 60 s of the end of the load")
         }
         try? await Task.sleep(for: .seconds(2))  // a late duplicate would show here
-        let answered = apns.recorder.stop()
+        let (delivered, answers) = try ledger.stop()
         return DeliveryAudit(
-            drain: drain, lost: accepted.count { answered[$0] == nil }, duplicates: apns.delivered - deliveredBefore - answered.count,
-            delivered: answered.count)
+            drain: drain, lost: accepted.count { !delivered.contains($0) }, duplicates: answers - delivered.count,
+            delivered: delivered.count)
     }
 
-    /// The duplicate and lost figures of an audit (target 0 each).
-    func reportAudit(_ audit: DeliveryAudit, accepted: Int, scenario: String, label: String) {
+    /// The duplicate and lost figures of an audit of deliveries to `provider` (target 0 each).
+    func reportAudit(_ audit: DeliveryAudit, accepted: Int, provider: any BenchProvider, scenario: String, label: String) {
         report.add(
             Figure(
-                scenario: scenario, name: "duplicate deliveries (a 2nd APNs 200 for one apns-id)\(label)",
+                scenario: scenario, name: "duplicate deliveries (\(provider.duplicateMeaning))\(label)",
                 value: Double(audit.duplicates), unit: "push", ratio: Double(audit.duplicates) / Double(max(1, audit.delivered)),
                 ratioTo: "of \(Format.grouped(Double(audit.delivered))) delivered", target: "0", met: audit.duplicates == 0))
         report.add(
@@ -386,6 +404,28 @@ extension Bench {
                 scenario: scenario, name: "lost (accepted, never delivered)\(label)", value: Double(audit.lost), unit: "notif",
                 ratio: Double(audit.lost) / Double(max(1, accepted)),
                 ratioTo: "of \(Format.grouped(Double(accepted))) accepted", target: "0", met: audit.lost == 0))
+    }
+}
+
+extension Bench {
+    /// Delivered/s and Herald's CPU per notification of another accept-and-deliver run as ratios to scenario 1's
+    /// (APNs devices, SQLite); `what` names the run and `reference` scenario 1 in the figures' names.
+    func reportAgainstScenario1(
+        _ scenario1: AcceptAndDeliverFigures, delivered: Double, cpuPerNotification: Double?, scenario: String,
+        what: String, reference: String
+    ) {
+        report.add(
+            Figure(
+                scenario: scenario, name: "delivered/s, \(what) against \(reference) (scenario 1)", value: delivered,
+                unit: "push/s", ratio: delivered / scenario1.delivered,
+                ratioTo: "\(reference) (\(Format.grouped(scenario1.delivered)) push/s)"))
+        if let cpuPerNotification, let referenceCPU = scenario1.heraldCPUPerNotification {
+            report.add(
+                Figure(
+                    scenario: scenario, name: "Herald CPU per notification, \(what) against \(reference)",
+                    value: cpuPerNotification, unit: "ms CPU", ratio: cpuPerNotification / referenceCPU,
+                    ratioTo: "\(reference) (\(String(format: "%.3f", referenceCPU)) ms)"))
+        }
     }
 }
 
