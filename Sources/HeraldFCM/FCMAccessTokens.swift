@@ -50,13 +50,13 @@ public final class FCMAccessTokens: Sendable {
     }
 
     private let serviceAccount: FCMServiceAccount
-    private let clients: FCMClientHolder
+    private let clients: FCMClientPool
     private let clock: any WallClock
     private let timeout: TimeAmount
     private let logger: Logger
     private let state = Mutex(State())
 
-    init(serviceAccount: FCMServiceAccount, clients: FCMClientHolder, clock: any WallClock, timeout: TimeAmount, logger: Logger) {
+    init(serviceAccount: FCMServiceAccount, clients: FCMClientPool, clock: any WallClock, timeout: TimeAmount, logger: Logger) {
         self.serviceAccount = serviceAccount
         self.clients = clients
         self.clock = clock
@@ -116,16 +116,16 @@ public final class FCMAccessTokens: Sendable {
             ByteBuffer(string: "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(assertion)"))
         let status: Int
         let body: ByteBuffer
-        guard let (client, generation) = clients.current() else {
+        guard let lease = clients.lease() else {
             throw ExchangeError(status: nil, description: "the FCM provider is shut down")
         }
         do {
-            let response = try await client.execute(request, timeout: timeout, logger: logger)
+            let response = try await lease.client.execute(request, timeout: timeout, logger: logger)
             status = Int(response.status.code)
             body = try await response.body.collect(upTo: 64 * 1024)
         } catch {
             if FCMClassification.replacesConnection(after: FCMClassification.outcome(of: error)) {
-                await clients.replace(generation: generation)
+                await clients.replace(lease)
             }
             throw ExchangeError(status: nil, description: "token endpoint \(serviceAccount.tokenURI): \(error)")
         }

@@ -152,7 +152,7 @@ enum FCMClassification {
         }
     }
 
-    /// Whether the client must be replaced: its connection is gone (see ``FCMClientHolder``).
+    /// Whether the client must be replaced: its connection is gone (see ``FCMClientPool``).
     static func replacesConnection(after outcome: FCMAttemptOutcome) -> Bool {
         switch outcome {
         case .notSent, .connectionLost: true

@@ -28,6 +28,7 @@ extension FCMConfiguration {
             "key: RS256 RSA \(account.keySizeInBits)-bit private key\(account.privateKeyID.map { " \($0.prefix(8))…" } ?? ""), public key SHA-256 \(account.publicKeyFingerprint)…",
             "token endpoint: \(account.tokenURI)",
             "send endpoint: \(base)/v1/projects/\(account.projectID)/messages:send (HTTP/2)",
+            "connections: \(connections) (HTTP/2)",
             "trusted CAs: \(trust)",
             "request timeout: \(requestTimeout.components.seconds) s",
             "access token: scope \(FCMAccessTokens.scope), renewed \(Int(FCMAccessTokens.renewalMargin / 60)) min before it expires",

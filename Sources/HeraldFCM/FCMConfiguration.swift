@@ -21,15 +21,19 @@ public struct FCMConfiguration: Sendable, Equatable {
     public var trustedCAPath: String?
     /// The deadline of one request (a send or a token exchange), from sending to the complete answer.
     public var requestTimeout: Duration
+    /// How many HTTP/2 connections (one `HTTPClient` each) carry the sends, used in turn. Each carries as many
+    /// concurrent sends as FCM allows streams (about 100).
+    public var connections: Int
 
     public init(
         serviceAccount: FCMServiceAccountSource, baseURL: String = FCMConfiguration.defaultBaseURL,
-        trustedCAPath: String? = nil, requestTimeout: Duration = .seconds(10)
+        trustedCAPath: String? = nil, requestTimeout: Duration = .seconds(10), connections: Int = 2
     ) {
         self.serviceAccount = serviceAccount
         self.baseURL = baseURL
         self.trustedCAPath = trustedCAPath
         self.requestTimeout = requestTimeout
+        self.connections = connections
     }
 }
 
@@ -48,6 +52,7 @@ public enum FCMOption: String, Sendable, CaseIterable {
     case baseURL = "HERALD_FCM_BASE_URL"
     case trustedCAPath = "HERALD_FCM_CA_PATH"
     case requestTimeout = "HERALD_FCM_TIMEOUT"
+    case connections = "HERALD_FCM_CONNECTIONS"
 }
 
 /// A configuration problem in one line that names the option, e.g.
@@ -116,6 +121,9 @@ extension FCMConfiguration {
         }
         if requestTimeout <= .zero {
             problems.append(.init(.requestTimeout, "must be positive"))
+        }
+        if connections < 1 {
+            problems.append(.init(.connections, "must be at least 1, got \(connections)"))
         }
         return problems
     }

@@ -11,7 +11,8 @@ import NIOSSL
 /// HTTP v1 API: `POST {base}/v1/projects/{project_id}/messages:send` over HTTP/2, authorised by an OAuth access token
 /// that ``FCMAccessTokens`` obtains from the service account.
 ///
-/// The stored payload is the FCM `message` without its target (docs/payloads.md); the provider adds `token` (the
+/// Sends go out over ``FCMConfiguration/connections`` HTTP/2 connections, in turn. The stored payload is the FCM
+/// `message` without its target (docs/payloads.md); the provider adds `token` (the
 /// device's current registration token) and, unless the message sets one, `android.ttl` = the time left until the
 /// notification expires, and sends `{"message": …}`.
 ///
@@ -33,7 +34,7 @@ public final class FCMProvider: PushProvider {
     public let accessTokens: FCMAccessTokens
 
     private let sendURL: String
-    private let clients: FCMClientHolder
+    private let clients: FCMClientPool
     private let clock: any WallClock
     private let requestTimeout: TimeAmount
     private let logger: Logger
@@ -64,9 +65,9 @@ public final class FCMProvider: PushProvider {
         var clientConfiguration = HTTPClient.Configuration(
             tlsConfiguration: tls, redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10)),
             connectionPool: .init(idleTimeout: .minutes(10)), decompression: .disabled)
-        clientConfiguration.httpVersion = .automatic  // HTTP/2 via ALPN; one connection carries every send
+        clientConfiguration.httpVersion = .automatic  // HTTP/2 via ALPN: one connection per client, many streams each
         let httpConfiguration = clientConfiguration
-        self.clients = FCMClientHolder {
+        self.clients = FCMClientPool(connections: configuration.connections) {
             HTTPClient(eventLoopGroup: eventLoopGroup, configuration: httpConfiguration, backgroundActivityLogger: logger)
         }
 
@@ -112,15 +113,15 @@ public final class FCMProvider: PushProvider {
             request.headers.add(name: "authorization", value: "Bearer \(accessToken.value)")
             request.headers.add(name: "content-type", value: "application/json; charset=UTF-8")
             request.body = .bytes(body)
-            guard let (client, generation) = clients.current() else {
+            guard let lease = clients.lease() else {
                 return .retry(reason: "the FCM provider is shut down", after: nil)
             }
             let started = ContinuousClock.now
-            let outcome = await attempt(request, on: client)
+            let outcome = await attempt(request, on: lease.client)
             metrics.record(labels(of: outcome), duration: ContinuousClock.now - started)
             if FCMClassification.replacesConnection(after: outcome) {
                 logger.info("FCM: the connection was lost, opening a new one", metadata: context())
-                await clients.replace(generation: generation)
+                await clients.replace(lease)
             }
 
             switch FCMClassification.nextStep(

@@ -17,14 +17,16 @@ struct FCMProviderTests {
         let provider: FCMProvider
         let clock: TestClock
 
-        static func start(accessTokenLifetime: TimeInterval = 3_600, timeout: Duration = .seconds(5)) async throws -> Fixture {
+        static func start(
+            accessTokenLifetime: TimeInterval = 3_600, timeout: Duration = .seconds(5), connections: Int = 1
+        ) async throws -> Fixture {
             let clock = TestClock(Date())
             let double = try await FCMDouble.start(
                 projectID: FCMProviderTests.account.projectID, serviceAccount: FCMProviderTests.account, clock: clock,
                 accessTokenLifetime: accessTokenLifetime)
             let configuration = FCMConfiguration(
                 serviceAccount: .file(path: try double.writeServiceAccount()), baseURL: double.baseURL,
-                trustedCAPath: double.caPath, requestTimeout: timeout)
+                trustedCAPath: double.caPath, requestTimeout: timeout, connections: connections)
             return Fixture(double: double, provider: try FCMProvider(configuration: configuration, clock: clock), clock: clock)
         }
 
@@ -145,6 +147,19 @@ struct FCMProviderTests {
         #expect(next.isDelivered, "\(next)")
         #expect(fixture.double.acceptedMessages.count == 2)
         #expect(fixture.double.counters.connections >= 2)
+        try await fixture.shutdown()
+    }
+
+    @Test func sendsAreSpreadOverTheConfiguredConnections() async throws {
+        let fixture = try await Fixture.start(connections: 3)
+        let results = await withTaskGroup(of: DeliveryResult.self) { group in
+            for _ in 0..<30 { group.addTask { await fixture.send() } }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(results.filter(\.isDelivered).count == 30)
+        #expect(fixture.double.counters.connections == 3)
+        #expect(Set(fixture.double.acceptedMessages.map(\.connectionID)).count == 3)
+        #expect(fixture.double.tokenRequests.count == 1)  // one access token for every connection
         try await fixture.shutdown()
     }
 

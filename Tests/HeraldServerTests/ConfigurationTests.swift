@@ -67,16 +67,18 @@ struct ConfigurationTests {
     @Test func fcmOptionsBuildTheProviderConfiguration() throws {
         let configuration = try ConfigurationLoader.load(file: nil, environment: [
             "HERALD_FCM_SERVICE_ACCOUNT": "/etc/herald/sa.json", "HERALD_FCM_BASE_URL": "https://127.0.0.1:9444",
-            "HERALD_FCM_CA_PATH": "/etc/herald/ca.pem", "HERALD_FCM_TIMEOUT": "7",
+            "HERALD_FCM_CA_PATH": "/etc/herald/ca.pem", "HERALD_FCM_TIMEOUT": "7", "HERALD_FCM_CONNECTIONS": "4",
         ])
         let fcm = try #require(configuration.fcm)
         #expect(fcm.serviceAccount == .file(path: "/etc/herald/sa.json"))
         #expect(fcm.baseURL == "https://127.0.0.1:9444")
         #expect(fcm.trustedCAPath == "/etc/herald/ca.pem")
         #expect(fcm.requestTimeout == .seconds(7))
+        #expect(fcm.connections == 4)
         let inline = try ConfigurationLoader.load(file: nil, environment: ["HERALD_FCM_SERVICE_ACCOUNT_JSON": "{\"a\": 1}"])
         #expect(inline.fcm?.serviceAccount == .json("{\"a\": 1}"))
         #expect(inline.fcm?.baseURL == FCMConfiguration.defaultBaseURL)
+        #expect(inline.fcm?.connections == 2)
         #expect(try ConfigurationLoader.load(file: nil, environment: [:]).fcm == nil)
     }
 
@@ -96,6 +98,7 @@ struct ConfigurationTests {
         (["HERALD_FCM_SERVICE_ACCOUNT": "/sa.json", "HERALD_FCM_SERVICE_ACCOUNT_JSON": "{}"], "HERALD_FCM_SERVICE_ACCOUNT_JSON"),
         (["HERALD_FCM_SERVICE_ACCOUNT": "/sa.json", "HERALD_FCM_BASE_URL": "http://fcm.example"], "HERALD_FCM_BASE_URL"),
         (["HERALD_FCM_SERVICE_ACCOUNT": "/sa.json", "HERALD_FCM_TIMEOUT": "0"], "HERALD_FCM_TIMEOUT"),
+        (["HERALD_FCM_SERVICE_ACCOUNT": "/sa.json", "HERALD_FCM_CONNECTIONS": "0"], "HERALD_FCM_CONNECTIONS"),
     ])
     func anInvalidValueIsOneLineNamingTheOption(environment: [String: String], option: String) {
         do {

@@ -162,7 +162,7 @@ public enum ConfigurationLoader {
     private static func fcmSettings(_ reader: inout Reader) throws -> FCMConfiguration? {
         let path = reader.string(FCMOption.serviceAccountPath.rawValue)
         let json = reader.string(FCMOption.serviceAccountJSON.rawValue)
-        let optional: [FCMOption] = [.baseURL, .trustedCAPath, .requestTimeout]
+        let optional: [FCMOption] = [.baseURL, .trustedCAPath, .requestTimeout, .connections]
         var optionalValues: [FCMOption: String] = [:]
         for option in optional { optionalValues[option] = reader.string(option.rawValue) }
         let source: FCMServiceAccountSource
@@ -182,6 +182,9 @@ public enum ConfigurationLoader {
         configuration.trustedCAPath = optionalValues[.trustedCAPath]
         if let text = optionalValues[.requestTimeout] {
             configuration.requestTimeout = .seconds(try Reader.integer(text, named: FCMOption.requestTimeout.rawValue, in: 1...120))
+        }
+        if let text = optionalValues[.connections] {
+            configuration.connections = try Reader.integer(text, named: FCMOption.connections.rawValue, in: 1...64)
         }
         if let problem = configuration.settingProblems().first { throw ConfigurationError(problem.description) }
         return configuration
