@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HeraldCore
 
 extension APNsConfiguration {
     /// `herald apns check`: validates the configuration offline and describes what the provider would use.
@@ -36,8 +37,8 @@ extension APNsConfiguration {
             "key id: \(keyID)",
             "team id: \(teamID)",
             "topic: \(topic)",
-            "production endpoint: \(Self.normalizedBaseURL(productionURL) ?? productionURL)",
-            "sandbox endpoint: \(Self.normalizedBaseURL(sandboxURL) ?? sandboxURL)",
+            "production endpoint: \(HTTPSBaseURL.normalized(productionURL) ?? productionURL)",
+            "sandbox endpoint: \(HTTPSBaseURL.normalized(sandboxURL) ?? sandboxURL)",
             "trusted CAs: \(trust)",
             "connections per environment: \(connectionsPerEnvironment) (HTTP/2)",
             "request timeout: \(requestTimeout.heraldDescription)",

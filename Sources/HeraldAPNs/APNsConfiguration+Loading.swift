@@ -55,7 +55,7 @@ extension APNsConfiguration {
             problems.append(.init(.topic, "must be the app's bundle identifier, got \"\(topic)\""))
         }
         for (option, url) in [(APNsOption.productionURL, productionURL), (.sandboxURL, sandboxURL)]
-        where Self.normalizedBaseURL(url) == nil {
+        where HTTPSBaseURL.normalized(url) == nil {
             problems.append(.init(option, "\"\(url)\" is not an https:// URL with a host and no path"))
         }
         if connectionsPerEnvironment < 1 {
@@ -71,14 +71,6 @@ extension APNsConfiguration {
                     "must be under 60 minutes (APNs rejects older tokens), got \(tokenRefreshInterval.heraldDescription)"))
         }
         return problems
-    }
-
-    /// The base URL for an environment without a trailing slash, or `nil` when it is not a usable https URL.
-    static func normalizedBaseURL(_ text: String) -> String? {
-        guard let url = URL(string: text), url.scheme?.lowercased() == "https", let host = url.host, !host.isEmpty,
-            url.path.isEmpty || url.path == "/", url.query == nil, url.fragment == nil
-        else { return nil }
-        return text.hasSuffix("/") ? String(text.dropLast()) : text
     }
 
     /// Apple's Key IDs and Team IDs are 10 ASCII letters or digits.

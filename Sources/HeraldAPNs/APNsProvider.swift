@@ -57,8 +57,8 @@ public final class APNsProvider: PushProvider {
         if let problem = configuration.settingProblems().first { throw problem }
         let key = try configuration.loadSigningKey()
         let extraRoots = try configuration.loadTrustedCertificates()
-        guard let production = APNsConfiguration.normalizedBaseURL(configuration.productionURL),
-            let sandbox = APNsConfiguration.normalizedBaseURL(configuration.sandboxURL)
+        guard let production = HTTPSBaseURL.normalized(configuration.productionURL),
+            let sandbox = HTTPSBaseURL.normalized(configuration.sandboxURL)
         else { throw APNsConfigurationError(.productionURL, "is not an https:// URL") }
 
         self.configuration = configuration

@@ -14,8 +14,6 @@ public struct NotificationDraft: Sendable, Equatable {
     /// Where in ``payload`` the body sits that ``PayloadFitter`` may shorten: `aps.alert.body` for APNs,
     /// `notification.body` or `data.message` for FCM.
     public var bodyPath: [String]
-    /// The most bytes the encoded payload may take (``PayloadFitter/apnsLimit``, ``PayloadFitter/fcmLimit``).
-    public var sizeLimit: Int
     /// Exempt notifications (commands, critical alerts) don't consume the daily quota.
     public var isExemptFromQuota: Bool
     /// When the notification expires; `nil` for the configured time to live.
@@ -23,11 +21,9 @@ public struct NotificationDraft: Sendable, Equatable {
 
     public init(
         pushType: PushType = .alert, priority: Int = 10, collapseID: String? = nil, payload: JSONObject,
-        bodyPath: [String] = PayloadFitter.apnsBodyPath, sizeLimit: Int = PayloadFitter.apnsLimit,
-        isExemptFromQuota: Bool = false, expiresAt: Date? = nil
+        bodyPath: [String] = PayloadFitter.apnsBodyPath, isExemptFromQuota: Bool = false, expiresAt: Date? = nil
     ) {
         self.bodyPath = bodyPath
-        self.sizeLimit = sizeLimit
         self.pushType = pushType
         self.priority = priority
         self.collapseID = collapseID
@@ -39,11 +35,16 @@ public struct NotificationDraft: Sendable, Equatable {
 
 /// Fits a payload into the provider's size limit by shortening its body (`aps.alert.body` for APNs).
 public enum PayloadFitter {
-    /// APNs' limit for every push type Herald sends; FCM's limit for a message to a token is the same.
+    /// APNs' limit for every push type Herald sends.
     public static let apnsLimit = 4096
     /// FCM's limit for a message to a device is 4096 bytes too; the stored message keeps 32 bytes free for the
     /// `android.ttl` the provider adds at send time (`"android":{"ttl":"2419200s"}` at most).
     public static let fcmLimit = 4096 - 32
+
+    /// The limit for a device of `platform` (WebSocket-only devices get APNs-shaped payloads).
+    public static func limit(for platform: Platform) -> Int {
+        platform == .fcm ? fcmLimit : apnsLimit
+    }
     /// Where an APNs payload's body sits.
     public static let apnsBodyPath = ["aps", "alert", "body"]
     /// What a shortened body ends with.

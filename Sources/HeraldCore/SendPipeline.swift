@@ -79,7 +79,7 @@ public struct SendPipeline: Sendable {
         }
         let fitted: (data: Data, truncated: Bool)
         do {
-            fitted = try PayloadFitter.fit(draft.payload, limit: draft.sizeLimit, bodyPath: draft.bodyPath)
+            fitted = try PayloadFitter.fit(draft.payload, limit: PayloadFitter.limit(for: device.platform), bodyPath: draft.bodyPath)
         } catch let error as PayloadFitter.TooLarge {
             throw .payloadTooLarge(minimumBytes: error.minimumBytes, limit: error.limit)
         } catch {

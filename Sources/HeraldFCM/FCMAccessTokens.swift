@@ -82,12 +82,22 @@ public final class FCMAccessTokens: Sendable {
 
     /// One exchange shared by every caller that finds `stale` (or nothing) cached.
     private func exchange(replacing stale: Token?) async throws(ExchangeError) -> Token {
-        let task: Task<Token, any Error> = state.withLock { state in
-            if let running = state.exchange { return running }
-            if let current = state.current, current != stale { return Task { current } }
+        enum Step {
+            case renewed(Token)
+            case await(Task<Token, any Error>)
+        }
+        let step: Step = state.withLock { state in
+            if let running = state.exchange { return .await(running) }
+            // Another caller renewed it since `stale` was read.
+            if let current = state.current, current != stale { return .renewed(current) }
             let task = Task { [self] in try await self.obtain() }
             state.exchange = task
-            return task
+            return .await(task)
+        }
+        let task: Task<Token, any Error>
+        switch step {
+        case .renewed(let token): return token
+        case .await(let running): task = running
         }
         do {
             let token = try await task.value

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 
 extension FCMConfiguration {
     /// `herald fcm check`: validates the configuration offline and describes what the provider would use.
@@ -12,15 +13,17 @@ extension FCMConfiguration {
     public func check() throws(FCMConfigurationError) -> [String] {
         if let problem = settingProblems().first { throw problem }
         let account = try loadServiceAccount()
-        let roots = try loadTrustedCAPEM()
+        let certificates = try loadTrustedCertificates()
         let source =
             switch serviceAccount {
             case .file(let path): path
             case .json: "inline JSON (\(FCMOption.serviceAccountJSON.rawValue))"
             }
         var trust = "system roots"
-        if let path = trustedCAPath, roots != nil { trust += " + certificates from \(path)" }
-        let base = Self.normalizedBaseURL(baseURL) ?? baseURL
+        if let path = trustedCAPath {
+            trust += " + \(certificates.count) certificate\(certificates.count == 1 ? "" : "s") from \(path)"
+        }
+        let base = HTTPSBaseURL.normalized(baseURL) ?? baseURL
         return [
             "service account: \(source)",
             "project: \(account.projectID)",

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import NIOSSL
 
 /// Everything the FCM provider needs to know: the Google service account (which names the Firebase project and the
 /// token endpoint) and where FCM is.
@@ -73,14 +74,6 @@ public struct FCMConfigurationError: Error, Sendable, Equatable, CustomStringCon
 }
 
 extension FCMConfiguration {
-    /// The option that names the service account.
-    var serviceAccountOption: FCMOption {
-        switch serviceAccount {
-        case .file: .serviceAccountPath
-        case .json: .serviceAccountJSON
-        }
-    }
-
     /// Reads and checks the service account: a `service_account` with a project id, a client email, an https
     /// token URI and an RSA private key.
     ///
@@ -95,28 +88,26 @@ extension FCMConfiguration {
         }
     }
 
-    /// Reads the extra CA certificates' PEM bytes; `nil` when none is configured.
-    func loadTrustedCAPEM() throws(FCMConfigurationError) -> [UInt8]? {
-        guard let path = trustedCAPath else { return nil }
+    /// Reads the extra CA certificates of ``trustedCAPath``; empty when none is configured.
+    ///
+    /// - Throws: ``FCMConfigurationError`` naming `HERALD_FCM_CA_PATH`.
+    public func loadTrustedCertificates() throws(FCMConfigurationError) -> [NIOSSLCertificate] {
+        guard let path = trustedCAPath else { return [] }
         let data = try Self.readFile(path, option: .trustedCAPath)
-        guard String(decoding: data, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
-            throw FCMConfigurationError(.trustedCAPath, "\(path) holds no PEM certificate")
+        let certificates: [NIOSSLCertificate]
+        do {
+            certificates = try NIOSSLCertificate.fromPEMBytes(Array(data))
+        } catch {
+            throw FCMConfigurationError(.trustedCAPath, "\(path) is not a PEM file of CA certificates")
         }
-        return Array(data)
-    }
-
-    /// The send URL's base without a trailing slash, or `nil` when it is not an https URL with a host and no path.
-    static func normalizedBaseURL(_ text: String) -> String? {
-        guard let url = URL(string: text), url.scheme?.lowercased() == "https", let host = url.host, !host.isEmpty,
-            url.path.isEmpty || url.path == "/", url.query == nil, url.fragment == nil
-        else { return nil }
-        return text.hasSuffix("/") ? String(text.dropLast()) : text
+        guard !certificates.isEmpty else { throw FCMConfigurationError(.trustedCAPath, "\(path) holds no PEM certificate") }
+        return certificates
     }
 
     /// Checks the settings that need no file access.
     public func settingProblems() -> [FCMConfigurationError] {
         var problems: [FCMConfigurationError] = []
-        if Self.normalizedBaseURL(baseURL) == nil {
+        if HTTPSBaseURL.normalized(baseURL) == nil {
             problems.append(.init(.baseURL, "\"\(baseURL)\" is not an https:// URL with a host and no path"))
         }
         if requestTimeout <= .zero {

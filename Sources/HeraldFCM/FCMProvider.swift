@@ -37,10 +37,12 @@ public final class FCMProvider: PushProvider {
     private let clients: FCMClientPool
     private let clock: any WallClock
     private let requestTimeout: TimeAmount
+    /// `10 s`: the deadline as reasons name it.
+    private let timeoutDescription: String
     private let logger: Logger
     private let metrics: ProviderMetrics
 
-    /// Loads the service account and the extra CA certificates and prepares (but does not open) the connection.
+    /// Loads the service account and the extra CA certificates and prepares (but does not open) the connections.
     ///
     /// - Throws: ``FCMConfigurationError``, one line naming the option at fault.
     public init(
@@ -50,18 +52,12 @@ public final class FCMProvider: PushProvider {
     ) throws(FCMConfigurationError) {
         if let problem = configuration.settingProblems().first { throw problem }
         let serviceAccount = try configuration.loadServiceAccount()
-        let extraRoots = try configuration.loadTrustedCAPEM()
-        guard let base = FCMConfiguration.normalizedBaseURL(configuration.baseURL) else {
+        let extraRoots = try configuration.loadTrustedCertificates()
+        guard let base = HTTPSBaseURL.normalized(configuration.baseURL) else {
             throw FCMConfigurationError(.baseURL, "is not an https:// URL")
         }
         var tls = TLSConfiguration.makeClientConfiguration()
-        if let extraRoots {
-            do {
-                tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMBytes(extraRoots))]
-            } catch {
-                throw FCMConfigurationError(.trustedCAPath, "\(configuration.trustedCAPath ?? "") is not a PEM file of CA certificates")
-            }
-        }
+        if !extraRoots.isEmpty { tls.additionalTrustRoots = [.certificates(extraRoots)] }
         var clientConfiguration = HTTPClient.Configuration(
             tlsConfiguration: tls, redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10)),
             connectionPool: .init(idleTimeout: .minutes(10)), decompression: .disabled)
@@ -76,6 +72,7 @@ public final class FCMProvider: PushProvider {
         self.sendURL = "\(base)/v1/projects/\(serviceAccount.projectID)/messages:send"
         self.clock = clock
         self.requestTimeout = TimeAmount(configuration.requestTimeout)
+        self.timeoutDescription = "\(configuration.requestTimeout.components.seconds) s"
         self.logger = logger
         self.metrics = ProviderMetrics(provider: "fcm", factory: metrics)
         self.accessTokens = FCMAccessTokens(
@@ -125,8 +122,7 @@ public final class FCMProvider: PushProvider {
             }
 
             switch FCMClassification.nextStep(
-                after: outcome, hasRenewedToken: hasRenewedToken, hasResent: hasResent,
-                timeout: "\(configuration.requestTimeout.components.seconds) s")
+                after: outcome, hasRenewedToken: hasRenewedToken, hasResent: hasResent, timeout: timeoutDescription)
             {
             case .resend:
                 logger.info("FCM: the connection had closed before the request went out, re-sending once", metadata: context())

@@ -40,14 +40,15 @@ public func buildApplication(
     var providers: [any PushProvider] = []
     var closers: [any Service] = [StoreCloser(store: store)]
     if let apns = configuration.apns {
-        let provider = try APNsSetup.makeProvider(apns, clock: clock, metrics: metrics.factory, logger: logger)
+        // A configuration error (one line naming the option) is rendered by `startupMessage`.
+        let provider = try APNsProvider(configuration: apns, clock: clock, logger: logger, metrics: metrics.factory)
         providers.append(provider)
         closers.append(ProviderCloser(shutdown: provider.shutdown))
     } else {
         logger.notice("APNs is not configured (HERALD_APNS_KEY_PATH etc.): notifications for Apple devices stay queued")
     }
     if let fcm = configuration.fcm {
-        let provider = try FCMSetup.makeProvider(fcm, clock: clock, metrics: metrics.factory, logger: logger)
+        let provider = try FCMProvider(configuration: fcm, clock: clock, logger: logger, metrics: metrics.factory)
         providers.append(provider)
         closers.append(ProviderCloser(shutdown: provider.shutdown))
         logger.info("FCM is configured", metadata: ["project": "\(provider.projectID)"])

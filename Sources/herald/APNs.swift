@@ -1,4 +1,5 @@
 import ArgumentParser
+import HeraldAPNs
 import HeraldServer
 
 /// `herald apns …`
@@ -21,7 +22,7 @@ struct APNs: AsyncParsableCommand {
                 throw ExitCode(1)
             }
             do {
-                for line in try APNsSetup.check(apns) { print(line) }
+                for line in try apns.check() { print(line) }
             } catch {
                 throw StartupFailure(error)
             }

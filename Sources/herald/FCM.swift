@@ -1,4 +1,5 @@
 import ArgumentParser
+import HeraldFCM
 import HeraldServer
 
 /// `herald fcm …`
@@ -21,7 +22,7 @@ struct FCM: AsyncParsableCommand {
                 throw ExitCode(1)
             }
             do {
-                for line in try FCMSetup.check(fcm) { print(line) }
+                for line in try fcm.check() { print(line) }
             } catch {
                 throw StartupFailure(error)
             }

@@ -33,6 +33,8 @@ struct CrashRecoveryTests {
 
         let first = try await HeraldProcess(environment: environment)
         let port = try await first.port()
+        // Without FCM options Herald starts all the same and says so once.
+        #expect(first.log.components(separatedBy: "FCM is not configured").count == 2, "\(first.log)")
         let base = "http://127.0.0.1:\(port)"
         let registered = try await post(base + "/api/push/register", #"{"token": "\#(Fixtures.apnsToken(0x5a))"}"#)
         #expect(registered.status == 201)
@@ -47,20 +49,14 @@ struct CrashRecoveryTests {
         #expect(accepted.count == 25)
         #expect(apns.acceptedPushes.isEmpty)
 
-        first.kill(SIGKILL)
-        #expect(await first.waitForExit() != 0)
-        apns.clearFaults()
-
-        let second = try await HeraldProcess(environment: environment)
-        _ = try await second.port()
+        let second = try await killAndRestart(first, environment: environment) { apns.clearFaults() }
         let delivered = await eventually(attempts: 600) {
             Set(apns.acceptedPushes.compactMap { $0.header("apns-id") }).isSuperset(of: accepted)
         }
         #expect(delivered, "delivered \(apns.acceptedPushes.count) of \(accepted.count)")
         #expect(Set(apns.acceptedPushes.compactMap { $0.header("apns-id") }) == accepted)
 
-        second.kill(SIGTERM)
-        #expect(await second.waitForExit() == 0, "graceful shutdown on SIGTERM; log:\n\(second.log)")
+        await stopGracefully(second)
         try await apns.shutdown()
     }
 
@@ -100,12 +96,7 @@ struct CrashRecoveryTests {
         }
         #expect(fcm.acceptedMessages.isEmpty)
 
-        first.kill(SIGKILL)
-        #expect(await first.waitForExit() != 0)
-        fcm.clearFaults()
-
-        let second = try await HeraldProcess(environment: environment)
-        _ = try await second.port()
+        let second = try await killAndRestart(first, environment: environment) { fcm.clearFaults() }
         func deliveredTitles() -> [String] {
             fcm.acceptedMessages.compactMap { $0.message["notification"]?.objectValue?["title"]?.stringValue }
         }
@@ -113,8 +104,7 @@ struct CrashRecoveryTests {
         #expect(delivered, "delivered \(fcm.acceptedMessages.count) of \(titles.count)")
         #expect(deliveredTitles().sorted() == titles.sorted())
 
-        second.kill(SIGTERM)
-        #expect(await second.waitForExit() == 0, "graceful shutdown on SIGTERM; log:\n\(second.log)")
+        await stopGracefully(second)
         try await fcm.shutdown()
     }
 
@@ -223,9 +213,28 @@ struct CrashRecoveryTests {
             #expect(push.receivedAt >= expiry, "delivered before the dead instance's lease expired")
         }
         #expect(apns.acceptedPushes.count == 3, "each delivered exactly once")
-        second.kill(SIGTERM)
-        #expect(await second.waitForExit() == 0)
+        await stopGracefully(second)
         try await apns.shutdown()
+    }
+
+    /// Kills `process` with SIGKILL, lets the provider recover while it is down (`whileDown`), and starts the same
+    /// instance again on the same database.
+    private func killAndRestart(
+        _ process: HeraldProcess, environment: [String: String], whileDown: () -> Void,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> HeraldProcess {
+        process.kill(SIGKILL)
+        #expect(await process.waitForExit() != 0, sourceLocation: sourceLocation)
+        whileDown()
+        let restarted = try await HeraldProcess(environment: environment)
+        _ = try await restarted.port()
+        return restarted
+    }
+
+    /// SIGTERM, and a graceful exit (status 0).
+    private func stopGracefully(_ process: HeraldProcess, sourceLocation: SourceLocation = #_sourceLocation) async {
+        process.kill(SIGTERM)
+        #expect(await process.waitForExit() == 0, "graceful shutdown on SIGTERM; log:\n\(process.log)", sourceLocation: sourceLocation)
     }
 
     private func post(_ url: String, _ body: String) async throws -> (status: UInt, json: JSONObject) {

@@ -157,7 +157,7 @@ struct ActionNotificationRequest {
         message["android"] = .object(android)
         return NotificationDraft(
             pushType: .alert, priority: level == .passive ? 5 : 10, collapseID: notificationID, payload: message,
-            bodyPath: bodyPath, sizeLimit: PayloadFitter.fcmLimit, isExemptFromQuota: level == .critical)
+            bodyPath: bodyPath, isExemptFromQuota: level == .critical)
     }
 
     /// `android.notification.notification_priority` for each level.
@@ -165,11 +165,11 @@ struct ActionNotificationRequest {
         .passive: "PRIORITY_LOW", .active: "PRIORITY_DEFAULT", .timeSensitive: "PRIORITY_HIGH", .critical: "PRIORITY_MAX",
     ]
 
-    /// Refuses (400 `payload_too_large`, field `actions`) a notification that cannot fit APNs' limit even with its
+    /// Refuses (400 `payload_too_large`, field `actions`) a notification that cannot fit its provider's limit even with its
     /// body shortened away *because of its actions*: without them it would fit. Other oversized notifications are
     /// refused by the pipeline with the general message.
     func checkActionsFit(for platform: Platform) throws {
-        let limit = draft(for: platform).sizeLimit
+        let limit = PayloadFitter.limit(for: platform)
         let shortest = try JSONValue.object(draft(for: platform, body: "").payload).encoded().count
         guard shortest > limit else { return }
         let withoutActions = try JSONValue.object(draft(for: platform, body: "", includingActions: false).payload).encoded().count
@@ -177,7 +177,7 @@ struct ActionNotificationRequest {
         let actionBytes = try JSONValue.array(actions.map(\.json)).encoded().count
         throw APIError(
             .payloadTooLarge,
-            message: "The actions take \(actionBytes) bytes and the notification cannot fit \(platform == .fcm ? "FCM" : "APNs")' \(limit)-byte limit "
+            message: "The actions take \(actionBytes) bytes and the notification cannot fit \(platform == .fcm ? "FCM's" : "APNs'") \(limit)-byte limit "
                 + "even with the body shortened away (\(shortest) bytes); send fewer actions or shorter urls, headers and bodies.",
             field: "actions")
     }

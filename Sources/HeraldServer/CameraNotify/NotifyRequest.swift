@@ -106,6 +106,6 @@ struct NotifyRequest {
         ])
         if !data.isEmpty { message["data"] = .object(data) }
         return NotificationDraft(
-            pushType: .alert, priority: 10, collapseID: notificationID, payload: message, bodyPath: FCMMessage.notificationBodyPath, sizeLimit: PayloadFitter.fcmLimit)
+            pushType: .alert, priority: 10, collapseID: notificationID, payload: message, bodyPath: FCMMessage.notificationBodyPath)
     }
 }

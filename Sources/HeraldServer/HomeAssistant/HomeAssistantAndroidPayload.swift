@@ -69,7 +69,7 @@ enum HomeAssistantAndroidPayload {
             // The app replaces notifications by `data.tag` itself, so any length is fine; the collapse id (shown by the
             // dashboard, unused by FCM) is kept when it fits APNs' rule.
             collapseID: (try? options.optionalString("tag")).flatMap { try? CollapseIDRule.validated($0, field: "data.tag") },
-            payload: message, bodyPath: ["data", "message"], sizeLimit: PayloadFitter.fcmLimit, isExemptFromQuota: isCommand)
+            payload: message, bodyPath: ["data", "message"], isExemptFromQuota: isCommand)
     }
 
     /// `data.priority` (`high` or `normal`, any case) as FCM spells it; `HIGH` when absent.
