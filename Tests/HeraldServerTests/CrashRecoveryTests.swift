@@ -29,6 +29,9 @@ struct CrashRecoveryTests {
             "HERALD_APNS_TEAM_ID": key.teamID, "HERALD_APNS_TOPIC": topic,
             "HERALD_APNS_PRODUCTION_URL": apns.baseURL, "HERALD_APNS_SANDBOX_URL": apns.baseURL,
             "HERALD_APNS_CA_PATH": apns.caPath,
+            // The restarted process is the same instance: it takes back the leases of the retries in flight at the
+            // kill at once instead of after they expire (leasesOfAKilledInstanceAreTakenOverAfterTheyExpire).
+            "HERALD_INSTANCE_ID": "apns-crash",
         ]) { _, new in new }
 
         let first = try await HeraldProcess(environment: environment)
@@ -54,17 +57,25 @@ struct CrashRecoveryTests {
             Set(apns.acceptedPushes.compactMap { $0.header("apns-id") }).isSuperset(of: accepted)
         }
         #expect(delivered, "delivered \(apns.acceptedPushes.count) of \(accepted.count)")
+        // A set: the killed process retries until the kill, and a retry that was on the wire then may be read, and
+        // accepted, once the double has recovered, beside the restarted process's copy (at least once, as APNs
+        // itself promises no more).
         #expect(Set(apns.acceptedPushes.compactMap { $0.header("apns-id") }) == accepted)
 
         await stopGracefully(second)
         try await apns.shutdown()
     }
 
-    /// The same for FCM devices: what was accepted while FCM was unavailable is delivered after `kill -9` and a
-    /// restart, each notification once.
+    /// FCM devices: notifications whose attempts were in flight at a `kill -9` (FCM never answered them) are
+    /// delivered after a restart under the same instance name, each once.
+    ///
+    /// The double stalls every first attempt, and the kill comes only once all of them have reached it, so no
+    /// request of the killed process can still be read by the double after the restart. (When FCM answers 503
+    /// instead, the killed process retries until the kill, and a retry that was on the wire then may be read, and
+    /// accepted, after the double recovered: a second copy no gateway can prevent, which this test would count.)
     @Test func killMinus9LosesNoAcceptedNotificationForFCMDevices() async throws {
         let fcm = try await FCMDouble.start(projectID: FCMTestServer.account.projectID, serviceAccount: FCMTestServer.account)
-        fcm.failNext(1_000_000, .unavailable)  // nothing gets through before the crash
+        fcm.stallNext(24)  // every first attempt stays unanswered: all are in flight at the kill
         let directory = try TemporaryDirectory.make()
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
         environment.merge([
@@ -72,7 +83,7 @@ struct CrashRecoveryTests {
             "HERALD_DATABASE_URL": directory.appendingPathComponent("herald.sqlite").path,
             "HERALD_DELIVERY_WAIT_MS": "0",
             "HERALD_FCM_SERVICE_ACCOUNT_JSON": fcm.serviceAccountJSON, "HERALD_FCM_BASE_URL": fcm.baseURL,
-            "HERALD_FCM_CA_PATH": fcm.caPath,
+            "HERALD_FCM_CA_PATH": fcm.caPath, "HERALD_FCM_TIMEOUT": "60",
             // The restarted process is the same instance: it takes back the leases of attempts in flight at the kill.
             "HERALD_INSTANCE_ID": "fcm-crash",
         ]) { _, new in new }
@@ -94,6 +105,7 @@ struct CrashRecoveryTests {
             #expect(sent.json["status"] == "queued")
             titles.insert(title)
         }
+        #expect(await eventually(attempts: 600) { fcm.requests.count == 24 }, "every first attempt reached the double")
         #expect(fcm.acceptedMessages.isEmpty)
 
         let second = try await killAndRestart(first, environment: environment) { fcm.clearFaults() }
