@@ -75,7 +75,7 @@ public func buildApplication(
         store: store, worker: worker, clock: clock,
         configuration: .init(dailyLimit: configuration.dailyLimit, timeToLive: configuration.notificationTTL))
     let link = store.cluster.map { ClusterLink(cluster: $0, hub: hub, worker: worker, logger: logger) }
-    let (router, webSocketRouter) = buildRouters(
+    let (router, webSocket) = buildRouters(
         store: store, pipeline: pipeline, worker: worker, hub: hub, link: link, clock: clock,
         bodyLimit: configuration.maximumBodyBytes, registration: .init(configuration),
         addresses: try ClientAddressResolver(configuration), metrics: metrics.server,
@@ -90,9 +90,10 @@ public func buildApplication(
         }
     }
     if let link { services.append(link) }
+    services.append(HeapTrimmer())
     return Application(
         router: AccessLog(MethodCheckingRouter(router: router), logsRequests: configuration.accessLog),
-        server: guardedServer(webSocketRouter: webSocketRouter, configuration: configuration),
+        server: guardedServer(webSocket: webSocket, configuration: configuration),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Herald"),
         // Stopped in reverse order: the cluster is told this instance leaves, sockets close, leases are given back,
         // then the provider and the store close.
@@ -109,25 +110,24 @@ func defaultInstanceID(port: Int) -> String {
 
 /// HTTP/1.1 with the WebSocket upgrade, every connection under a ``ConnectionGuard`` (timeouts, connection cap,
 /// parser errors answered in JSON, RFC 6455 frame checks).
-func guardedServer(webSocketRouter: Router<HeraldRequestContext>, configuration: HeraldConfiguration) -> HTTPServerBuilder {
-    let webSocketResponder = webSocketRouter.buildResponder()
+func guardedServer(webSocket: WebSocketController, configuration: HeraldConfiguration) -> HTTPServerBuilder {
     let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
         ws: .init(autoPing: .enabled(timePeriod: configuration.webSocketPingInterval), validateUTF8: true))
     let connections = OpenConnections()
     return HTTPServerBuilder { responder in
         GuardedServerChannel(
             base: HTTP1WebSocketUpgradeChannel(
-                responder: responder, webSocketResponder: webSocketResponder, configuration: channelConfiguration),
+                responder: responder, configuration: channelConfiguration, shouldUpgrade: webSocket.shouldUpgrade),
             limits: configuration.connectionLimits, connections: connections)
     }
 }
 
-/// The HTTP router, and the one that decides WebSocket upgrades (it sees only requests that ask for one).
+/// The HTTP router, and the controller that decides WebSocket upgrades (it sees only requests that ask for one).
 func buildRouters(
     store: any HeraldStore, pipeline: SendPipeline, worker: DeliveryWorker, hub: WebSocketHub, link: ClusterLink? = nil,
     clock: any WallClock, bodyLimit: Int, registration: RegistrationSettings, addresses: ClientAddressResolver,
     metrics: ServerMetrics, adminToken: String? = nil
-) -> (http: Router<HeraldRequestContext>, webSocket: Router<HeraldRequestContext>) {
+) -> (http: Router<HeraldRequestContext>, webSocket: WebSocketController) {
     let router = Router(context: HeraldRequestContext.self, options: .autoGenerateHeadEndpoints)
     router.add(middleware: JSONErrorMiddleware())
     router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
@@ -172,10 +172,9 @@ func buildRouters(
             bodyLimit: bodyLimit
         ).addRoutes(to: router)
     }
-    let webSocketRouter = Router(context: HeraldRequestContext.self)
-    WebSocketController(hub: hub, directory: directory, credentials: credentials, worker: worker, link: link)
-        .addRoutes(to: router, upgradesOn: webSocketRouter)
-    return (router, webSocketRouter)
+    let webSocket = WebSocketController(hub: hub, directory: directory, credentials: credentials, worker: worker, link: link)
+    webSocket.addRoutes(to: router)
+    return (router, webSocket)
 }
 
 /// The registration limits of the configuration, as the registration controller takes them.

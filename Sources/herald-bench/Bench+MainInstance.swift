@@ -301,12 +301,13 @@ extension Bench {
             label: "register websocket devices")
         await client.shutdown()
         if let note = registration.failureNote("websocket registration") { report.note(note) }
-        try? await Task.sleep(for: .seconds(2))
+        // Herald gives freed heap memory back every 5 s (HeapTrimmer): both readings come after two of those.
+        try? await Task.sleep(for: .seconds(11))
         let before = ProcessStats.residentBytes(of: herald.pid) ?? 0
         let threadsBefore = ProcessStats.threads(of: herald.pid) ?? 0
         let subscribers = WebSocketSubscribers()
         await subscribers.open(port: port, devices: devices, connecting: 128, timeout: .seconds(120))
-        try? await Task.sleep(for: .seconds(3))
+        try? await Task.sleep(for: .seconds(11))
         let after = ProcessStats.residentBytes(of: herald.pid) ?? 0
         let threadsAfter = ProcessStats.threads(of: herald.pid) ?? 0
         let open = subscribers.subscribedCount
@@ -335,5 +336,25 @@ extension Bench {
                     target: "≤ 20 KB", met: perSocket <= 20))
         }
         await subscribers.close()
+        // What stays after the clients leave, and whether a second round of the same clients adds to it (it would if
+        // something were kept per connection).
+        try? await Task.sleep(for: .seconds(11))
+        let left = ProcessStats.residentBytes(of: herald.pid) ?? 0
+        let again = WebSocketSubscribers()
+        await again.open(port: port, devices: devices, connecting: 128, timeout: .seconds(120))
+        await again.close()
+        try? await Task.sleep(for: .seconds(11))
+        let leftAgain = ProcessStats.residentBytes(of: herald.pid) ?? 0
+        report.add(
+            Figure(
+                scenario: "4 memory", name: "Herald RSS after the subscribers left", value: Double(left) / 1_048_576,
+                unit: "MB", ratio: Double(left) / Double(max(1, before)), ratioTo: "before them"))
+        if again.subscribedCount > 0 {
+            report.add(
+                Figure(
+                    scenario: "4 memory",
+                    name: "RSS added by a second round of \(Format.grouped(Double(again.subscribedCount))) subscribers, per socket",
+                    value: (Double(leftAgain) - Double(left)) / Double(again.subscribedCount) / 1_024, unit: "KB"))
+        }
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import HTTPTypes
 import HeraldCore
 import NIOCore
-import HeraldServer
+@testable import HeraldServer
 import HummingbirdTesting
 import Testing
 import Yams
@@ -77,5 +77,28 @@ struct DocumentedAnswerTests {
             await socket.subscribe(registration)
             await socket.close()
         }
+    }
+
+    /// The upgrade is decided by the path alone (a query and a trailing slash allowed); no other path is upgraded.
+    @Test func onlyTheWebSocketPathIsUpgraded() async throws {
+        try await TestServer().run { client in
+            let port = try #require(client.port)
+            let registration = try await client.register()
+            for path in ["/api/push/websocket?client=ios", "/api/push/websocket/"] {
+                let socket = WebSocketTestClient(port: port, path: path)
+                await socket.subscribe(registration)
+                await socket.close()
+            }
+            // Another path is not upgraded: the client's handshake fails and no session starts.
+            for path in ["/api/push/websocketx", "/api/push/notify"] {
+                let refused = WebSocketTestClient(port: port, path: path)
+                #expect(await refused.isClosed(within: 5), "\(path)")
+                #expect(await refused.next(within: 0.2) == nil)
+            }
+        }
+        #expect(WebSocketController.isOwnPath("/api/push/websocket"))
+        #expect(!WebSocketController.isOwnPath("/api/push/websocket/x"))
+        #expect(!WebSocketController.isOwnPath("/api/push/notify"))
+        #expect(!WebSocketController.isOwnPath(nil))
     }
 }

@@ -32,10 +32,15 @@ struct ClientAddressResolver: Sendable {
 
     /// The client's address; `nil` when the peer is not an IP socket.
     func clientAddress(of request: Request, peer: SocketAddress?) -> IPAddress? {
+        clientAddress(headers: request.headers, peer: peer)
+    }
+
+    /// The client's address from a request's header fields and its socket peer.
+    func clientAddress(headers: HTTPFields, peer: SocketAddress?) -> IPAddress? {
         guard let peer = peer.flatMap(IPAddress.init) else { return nil }
         guard isTrusted(peer) else { return peer }
         var nearest = peer
-        let entries = request.headers[values: header].flatMap { $0.split(separator: ",") }
+        let entries = headers[values: header].flatMap { $0.split(separator: ",") }
         for entry in entries.reversed() {
             guard let address = IPAddress(entry) else { return nearest }
             guard isTrusted(address) else { return address }
@@ -57,7 +62,12 @@ struct ClientAddressResolver: Sendable {
 
     /// What per-client limits count under: ``IPAddress/clientKey`` of the client's address, `unknown` without one.
     func clientKey(of request: Request, context: some RemoteAddressRequestContext) -> String {
-        clientAddress(of: request, peer: context.remoteAddress)?.clientKey ?? "unknown"
+        clientKey(headers: request.headers, peer: context.remoteAddress)
+    }
+
+    /// ``clientKey(of:context:)`` from a request's header fields and its socket peer.
+    func clientKey(headers: HTTPFields, peer: SocketAddress?) -> String {
+        clientAddress(headers: headers, peer: peer)?.clientKey ?? "unknown"
     }
 }
 

@@ -1,8 +1,11 @@
 import Foundation
+import HTTPTypes
 import HeraldCore
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
+import NIOCore
+import NIOHTTPTypes
 import NIOWebSocket
 
 /// `GET /api/push/websocket`: Herald's local push channel (protocol in docs/websocket.md).
@@ -10,7 +13,12 @@ import NIOWebSocket
 /// A client subscribes with its owner credentials, receives each notification of its device as an `event`, and
 /// confirms it; the delivery worker counts a confirmed notification as delivered and never sends it to APNs.
 /// A subscription with credentials that do not authenticate counts as a failed credential check of the client.
-struct WebSocketController<Context: RemoteAddressRequestContext & WebSocketRequestContext>: Sendable {
+///
+/// The upgrade is decided by ``shouldUpgrade(_:channel:logger:)``, not by a route: Hummingbird's router-based
+/// upgrade (`Router.ws`) keeps the request context in a box that the context itself holds, a reference cycle that
+/// kept about 600 bytes per WebSocket connection for ever (hummingbird-websocket 2.8.1; found with heaptrack, see
+/// docs/performance.md).
+struct WebSocketController: Sendable {
     /// The largest message a client may send.
     static var maximumMessageSize: Int { 16_384 }
 
@@ -23,16 +31,32 @@ struct WebSocketController<Context: RemoteAddressRequestContext & WebSocketReque
 
     static var path: RouterPath { "api/push/websocket" }
 
-    /// The upgrade goes on `webSocketRouter`, which sees only requests asking for one; a request that reaches the HTTP
-    /// `router` at this path was not upgraded (no `Upgrade: websocket`, or a broken handshake) and is answered 426.
-    func addRoutes(to router: Router<Context>, upgradesOn webSocketRouter: Router<Context>) {
-        webSocketRouter.ws(Self.path) { inbound, outbound, context in
-            let client = credentials.addresses.clientKey(of: context.request, context: context.requestContext)
-            try await session(inbound: inbound, outbound: outbound, client: client, logger: context.logger)
-        }
+    /// A request that reaches the HTTP `router` at this path was not upgraded (no `Upgrade: websocket`, or a broken
+    /// handshake) and is answered 426.
+    func addRoutes<Context: RequestContext>(to router: Router<Context>) {
         router.get(Self.path) { _, _ -> Response in
             throw APIError(.upgradeRequired, headers: [.upgrade: "websocket", .connection: "Upgrade"])
         }
+    }
+
+    /// Decides a request that asks for a WebSocket upgrade: `GET /api/push/websocket` (with or without a query or a
+    /// trailing slash) is upgraded to a session; anything else goes on as HTTP.
+    func shouldUpgrade(
+        _ head: HTTPRequest, channel: any Channel, logger: Logger
+    ) -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> {
+        guard head.method == .get, Self.isOwnPath(head.path) else { return .dontUpgrade }
+        let client = credentials.addresses.clientKey(headers: head.headerFields, peer: channel.remoteAddress)
+        return .upgrade([:]) { inbound, outbound, context in
+            try await session(inbound: inbound, outbound: outbound, client: client, logger: context.logger)
+        }
+    }
+
+    /// Whether a request target is this endpoint's path.
+    static func isOwnPath(_ target: String?) -> Bool {
+        guard let target else { return false }
+        var path = target.prefix { $0 != "?" }
+        while path.count > 1, path.last == "/" { path.removeLast() }
+        return path == "/api/push/websocket"
     }
 
     /// The subscription of a socket: the hub's id for it and the device whose events it receives.
@@ -64,10 +88,13 @@ struct WebSocketController<Context: RemoteAddressRequestContext & WebSocketReque
                 }
                 switch message {
                 case .subscribe(let id, let userID, let secret, let supportsConfirm):
-                    switch try await subscribe(
-                        id: id, userID: userID, secret: secret, supportsConfirm: supportsConfirm, replacing: subscription,
-                        client: client, outbound: outbound, logger: logger)
-                    {
+                    let previous = subscription
+                    let outcome = try await inChildTask {
+                        try await subscribe(
+                            id: id, userID: userID, secret: secret, supportsConfirm: supportsConfirm, replacing: previous,
+                            client: client, outbound: outbound, logger: logger)
+                    }
+                    switch outcome {
                     case .subscribed(let subscribed): subscription = subscribed
                     case .refused: continue
                     case .closed: return
@@ -90,6 +117,16 @@ struct WebSocketController<Context: RemoteAddressRequestContext & WebSocketReque
         } catch {
             logger.debug("WebSocket closed", metadata: ["error": "\(error)"])
             throw error
+        }
+    }
+
+    /// Runs `work` in a child task of its own. A Swift task keeps the stack memory its deepest call needed until it
+    /// ends: the credential check, the store and the claim of pending notifications would otherwise stay allocated
+    /// (about 5 KB) in the socket's task for as long as the socket is open. A child's memory is freed when it ends.
+    private func inChildTask<Result: Sendable>(_ work: @escaping @Sendable () async throws -> Result) async throws -> Result {
+        try await withThrowingTaskGroup(of: Result.self) { group in
+            group.addTask(operation: work)
+            return try await group.next()!
         }
     }
 
