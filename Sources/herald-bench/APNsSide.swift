@@ -115,29 +115,52 @@ enum APNsBaseline {
     static func measure(
         _ apns: BenchAPNs, connections: Int, inFlight: Int, warmup: Duration, duration: Duration, cpu: CPUWindow
     ) async throws -> (result: ClosedLoopResult, accepted: Int) {
-        let jwt = try providerToken(apns.key)
-        let tokens = (0..<64).map { DeviceIdentity.hex(SHA256.hash(data: Data("baseline-token-\($0)".utf8))) }
-        let expiration = String(Int(Date().timeIntervalSince1970) + 86_400)
-        let url = apns.double.baseURL + "/3/device/"
+        let push = try Push(apns)
         let deliveries = DeliveryWindow(apns)
         let result = try await DoubleBaseline.withClients(connections, trusting: apns.double.caPath) { clients in
             await DoubleBaseline.run(
                 clients, double: apns.name, inFlight: inFlight, warmup: warmup, duration: duration,
                 observers: [cpu, deliveries]
-            ) { index in
-                var request = HTTPClientRequest(url: url + tokens[index % tokens.count])
-                request.method = .POST
-                request.headers.add(name: "authorization", value: "bearer \(jwt)")
-                request.headers.add(name: "apns-push-type", value: "alert")
-                request.headers.add(name: "apns-topic", value: BenchAPNs.topic)
-                request.headers.add(name: "apns-priority", value: "10")
-                request.headers.add(name: "apns-expiration", value: expiration)
-                request.headers.add(name: "apns-id", value: UUID().uuidString.lowercased())
-                request.body = .bytes(payload)
-                return request
-            }
+            ) { index in push.request(index) }
         }
         return (result, deliveries.delivered)
+    }
+
+    /// What a baseline client sends: the same provider token, device tokens, headers and payload for every client
+    /// (AsyncHTTPClient's request here, the bare swift-nio-http2 client's headers in ``NIOHTTP2APNsClient``).
+    struct Push: Sendable {
+        /// `bearer <provider token>`, one token (signed once) for the whole run.
+        let authorization: String
+        /// 64 device tokens (64 hex digits each), used in turn.
+        let tokens: [String]
+        /// `apns-expiration`: a day from the start.
+        let expiration: String
+        /// `https://127.0.0.1:<port>`.
+        let baseURL: String
+
+        init(_ apns: BenchAPNs) throws {
+            authorization = "bearer \(try APNsBaseline.providerToken(apns.key))"
+            tokens = (0..<64).map { DeviceIdentity.hex(SHA256.hash(data: Data("baseline-token-\($0)".utf8))) }
+            expiration = String(Int(Date().timeIntervalSince1970) + 86_400)
+            baseURL = apns.double.baseURL
+        }
+
+        /// `/3/device/<token>` of request `index`.
+        func path(_ index: Int) -> String { "/3/device/" + tokens[index % tokens.count] }
+
+        /// Request `index` for AsyncHTTPClient (a fresh `apns-id` each time).
+        func request(_ index: Int) -> HTTPClientRequest {
+            var request = HTTPClientRequest(url: baseURL + path(index))
+            request.method = .POST
+            request.headers.add(name: "authorization", value: authorization)
+            request.headers.add(name: "apns-push-type", value: "alert")
+            request.headers.add(name: "apns-topic", value: BenchAPNs.topic)
+            request.headers.add(name: "apns-priority", value: "10")
+            request.headers.add(name: "apns-expiration", value: expiration)
+            request.headers.add(name: "apns-id", value: UUID().uuidString.lowercased())
+            request.body = .bytes(payload)
+            return request
+        }
     }
 
     /// An ES256 provider token: `{"alg":"ES256","kid":…}.{"iss":…,"iat":…}`, raw r‖s signature, base64url.

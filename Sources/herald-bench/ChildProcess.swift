@@ -138,6 +138,17 @@ enum ProcessStats {
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
+    /// CPU time the whole machine spent busy (every field of /proc/stat's `cpu` line but idle and iowait), in seconds.
+    static func machineBusySeconds() -> Double? {
+        guard let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("cpu ") })
+        else { return nil }
+        // user nice system idle iowait irq softirq steal (guest and guest_nice are already in user and nice)
+        let ticks = line.split(separator: " ").dropFirst().prefix(8).compactMap { Double($0) }
+        guard ticks.count == 8 else { return nil }
+        return (ticks.reduce(0, +) - ticks[3] - ticks[4]) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
     private static func statusField(_ name: String, pid: Int32) -> Int? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
         for line in text.split(separator: "\n") where line.hasPrefix(name + ":") {

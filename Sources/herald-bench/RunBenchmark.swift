@@ -19,8 +19,10 @@ struct RunBenchmark: AsyncParsableCommand {
     @Option(
         help: """
             The scenarios to run, e.g. 1,2,5 (default: all of 1-6, and 7 when a PostgreSQL server is given; the \
-            baselines always run). Scenario 1 runs twice: for APNs devices, then for FCM devices on a Herald \
-            instance configured for FCM only, beside the FCM double's own limit ("1 fcm").
+            baselines run whenever one of 1-7 does). Scenario 1 runs twice: for APNs devices, then for FCM devices \
+            on a Herald instance configured for FCM only, beside the FCM double's own limit ("1 fcm"). b2 (not in \
+            the default set): the APNs client, AsyncHTTPClient against a bare swift-nio-http2 client, both driving \
+            the APNs double as baseline b does; --scenarios b2 runs it alone.
             """)
     var scenarios: String?
 
@@ -80,13 +82,18 @@ struct RunBenchmark: AsyncParsableCommand {
                 throw ValidationError("--postgres-url: \(PostgresURL.redacted(postgres)) is not a postgres:// URL")
             }
         }
-        let selected = try Set(
-            (scenarios ?? (postgres == nil ? "1,2,3,4,5,6" : "1,2,3,4,5,6,7")).split(separator: ",").map { text in
-                guard let number = Int(text.trimmingCharacters(in: .whitespaces)), (1...7).contains(number) else {
-                    throw ValidationError("--scenarios takes numbers from 1 to 7, e.g. 1,2,5")
-                }
-                return number
-            })
+        var selected = Set<Int>()
+        var clientComparison = false
+        for text in (scenarios ?? (postgres == nil ? "1,2,3,4,5,6" : "1,2,3,4,5,6,7")).split(separator: ",") {
+            let name = text.trimmingCharacters(in: .whitespaces).lowercased()
+            if name == "b2" {
+                clientComparison = true
+            } else if let number = Int(name), (1...7).contains(number) {
+                selected.insert(number)
+            } else {
+                throw ValidationError("--scenarios takes numbers from 1 to 7 and b2, e.g. 1,2,5")
+            }
+        }
         if plan.subscribers + 1_000 > Int(limits.soft), selected.contains(4) {
             throw ValidationError(
                 "the open-file limit is \(limits.soft): raise it (ulimit -n \(plan.subscribers + 2_000))"
@@ -102,25 +109,30 @@ struct RunBenchmark: AsyncParsableCommand {
         let loadGenerator = wrk.version()
         progress.line(
             "herald-bench (\(quick ? "quick" : "full")): open-file limit \(limits.soft),"
-                + " scenarios \(selected.sorted().map(String.init).joined(separator: ",")), load from \(loadGenerator)"
+                + " scenarios \((selected.sorted().map(String.init) + (clientComparison ? ["b2"] : [])).joined(separator: ",")),"
+                + " load from \(loadGenerator)"
                 + " (\(wrk.executable.path))"
         )
-        let binaries = try Binaries.locate(build: !noBuild)
+        let binaries = try Binaries.locate(build: !noBuild, needsHerald: !selected.isEmpty)
         let apns = try await BenchAPNs.start(in: directory)
         let fcm = try await selected.contains(1) ? BenchFCM.start(in: directory) : nil
         let report = Report()
         let bench = Bench(
             plan: plan, binaries: binaries, directory: directory, apns: apns, fcm: fcm, wrk: wrk, report: report)
 
-        let baselines = try await bench.baselines()
-        var context = ScenarioContext(baselines: baselines)
-        if !selected.isDisjoint(with: [1, 2, 3, 4]) {
-            try await bench.mainInstance(scenarios: selected, context: &context)
+        // The baselines are what scenarios 1-7 compare with; b2 measures its own.
+        let baselines = selected.isEmpty ? nil : try await bench.baselines()
+        if clientComparison { try await bench.clientComparison() }
+        if let baselines {
+            var context = ScenarioContext(baselines: baselines)
+            if !selected.isDisjoint(with: [1, 2, 3, 4]) {
+                try await bench.mainInstance(scenarios: selected, context: &context)
+            }
+            if selected.contains(1) { try await bench.acceptAndDeliverFCM(context: context) }
+            if selected.contains(5) { try await bench.storeScale(context: context) }
+            if selected.contains(6) { try await bench.recovery(baselines: baselines) }
+            if selected.contains(7) { try await bench.postgres(serverURL: postgres, context: context) }
         }
-        if selected.contains(1) { try await bench.acceptAndDeliverFCM(context: context) }
-        if selected.contains(5) { try await bench.storeScale(context: context) }
-        if selected.contains(6) { try await bench.recovery(baselines: baselines) }
-        if selected.contains(7) { try await bench.postgres(serverURL: postgres, context: context) }
         try? await apns.double.shutdown()
         try? await fcm?.double.shutdown()
 
@@ -236,7 +248,8 @@ struct Binaries: Sendable {
     var bench: URL
     var configuration: String
 
-    static func locate(build: Bool) throws -> Binaries {
+    /// `needsHerald`: false when only b2 runs (no Herald instance); then herald is neither built nor looked for.
+    static func locate(build: Bool, needsHerald: Bool = true) throws -> Binaries {
         let bench = URL(
             fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
                 ?? CommandLine.arguments[0])
@@ -251,7 +264,7 @@ struct Binaries: Sendable {
         let scratch = folder.deletingLastPathComponent().deletingLastPathComponent()
         let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
-        if build, FileManager.default.fileExists(atPath: package.appendingPathComponent("Package.swift").path) {
+        if build, needsHerald, FileManager.default.fileExists(atPath: package.appendingPathComponent("Package.swift").path) {
             Progress.shared.line("Building herald (\(configuration)) in \(scratch.path) …")
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -270,7 +283,7 @@ struct Binaries: Sendable {
                     description: "swift build --product herald failed:\n\(String(decoding: output, as: UTF8.self))")
             }
         }
-        guard FileManager.default.isExecutableFile(atPath: herald.path) else {
+        guard !needsHerald || FileManager.default.isExecutableFile(atPath: herald.path) else {
             throw ChildProcess.StartFailure(
                 description:
                     "no herald executable beside herald-bench in \(folder.path):"
