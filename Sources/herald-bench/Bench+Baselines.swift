@@ -79,17 +79,20 @@ extension Bench {
     }
 }
 
-/// CPU time a process used over a measurement window, as a share of one core.
+/// CPU time a process (or the whole machine) used over a measurement window, as a share of one core.
 final class CPUWindow: WindowObserver {
-    private let pid: Int32
+    private let reading: @Sendable () -> Double?
     private let times = Mutex<(start: Double?, end: Double?, startAt: ContinuousClock.Instant?, endAt: ContinuousClock.Instant?)>(
         (nil, nil, nil, nil))
 
-    /// `pid` 0 is this process.
-    init(pid: Int32) { self.pid = pid }
+    /// A process's user + system time; `pid` 0 is this process.
+    convenience init(pid: Int32) { self.init(reading: { ProcessStats.cpuSeconds(of: pid) }) }
+
+    /// CPU seconds as `reading` gives them (``ProcessStats/machineBusySeconds()`` for the whole machine).
+    init(reading: @escaping @Sendable () -> Double?) { self.reading = reading }
 
     func windowStarted() {
-        let cpu = ProcessStats.cpuSeconds(of: pid)
+        let cpu = reading()
         times.withLock {
             $0.start = cpu
             $0.startAt = .now
@@ -97,7 +100,7 @@ final class CPUWindow: WindowObserver {
     }
 
     func windowEnded() {
-        let cpu = ProcessStats.cpuSeconds(of: pid)
+        let cpu = reading()
         times.withLock {
             $0.end = cpu
             $0.endAt = .now

@@ -85,7 +85,7 @@ extension Bench {
     ) async -> ClientFigures {
         let tally = AnswerTally()
         let cpu = CPUWindow(pid: 0)
-        let machine = MachineCPUWindow()
+        let machine = CPUWindow(reading: ProcessStats.machineBusySeconds)
         let deliveries = DeliveryWindow(apns)
         let before = apns.double.counters
         let result = await ClosedLoop.run(
@@ -174,38 +174,6 @@ private final class AnswerTally: Sendable {
     let other = Atomic(0)
     /// No answer: a connection, stream or deadline error.
     let errors = Atomic(0)
-}
-
-/// The whole machine's busy CPU time over a measurement window (/proc/stat), in cores.
-private final class MachineCPUWindow: WindowObserver {
-    private let times = Mutex<(start: Double?, end: Double?, startAt: ContinuousClock.Instant?, endAt: ContinuousClock.Instant?)>(
-        (nil, nil, nil, nil))
-
-    func windowStarted() {
-        let busy = ProcessStats.machineBusySeconds()
-        times.withLock {
-            $0.start = busy
-            $0.startAt = .now
-        }
-    }
-
-    func windowEnded() {
-        let busy = ProcessStats.machineBusySeconds()
-        times.withLock {
-            $0.end = busy
-            $0.endAt = .now
-        }
-    }
-
-    /// Cores busy on average over the window, all processes together.
-    var cores: Double? {
-        times.withLock { times in
-            guard let start = times.start, let end = times.end, let startAt = times.startAt, let endAt = times.endAt else {
-                return nil
-            }
-            return (end - start) / (endAt - startAt).seconds
-        }
-    }
 }
 
 extension APNsBaseline.Push {
