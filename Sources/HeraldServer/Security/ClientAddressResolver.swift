@@ -30,12 +30,8 @@ struct ClientAddressResolver: Sendable {
         trustedProxies.contains { $0.contains(address) }
     }
 
-    /// The client's address; `nil` when the peer is not an IP socket.
-    func clientAddress(of request: Request, peer: SocketAddress?) -> IPAddress? {
-        clientAddress(headers: request.headers, peer: peer)
-    }
-
-    /// The client's address from a request's header fields and its socket peer.
+    /// The client's address from a request's header fields and its socket peer; `nil` when the peer is not an IP
+    /// socket.
     func clientAddress(headers: HTTPFields, peer: SocketAddress?) -> IPAddress? {
         guard let peer = peer.flatMap(IPAddress.init) else { return nil }
         guard isTrusted(peer) else { return peer }

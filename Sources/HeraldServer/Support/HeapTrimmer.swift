@@ -47,4 +47,3 @@ struct HeapTrimmer: Service {
         #endif
     }()
 }
-

@@ -29,7 +29,9 @@ struct WebSocketController: Sendable {
     /// The other instances on the database, when there are (PostgreSQL).
     let link: ClusterLink?
 
-    static var path: RouterPath { "api/push/websocket" }
+    /// The endpoint's path, as request targets spell it.
+    static let ownPath = "/api/push/websocket"
+    static var path: RouterPath { RouterPath(ownPath) }
 
     /// A request that reaches the HTTP `router` at this path was not upgraded (no `Upgrade: websocket`, or a broken
     /// handshake) and is answered 426.
@@ -40,7 +42,8 @@ struct WebSocketController: Sendable {
     }
 
     /// Decides a request that asks for a WebSocket upgrade: `GET /api/push/websocket` (with or without a query or a
-    /// trailing slash) is upgraded to a session; anything else goes on as HTTP.
+    /// trailing slash) is upgraded to a session; anything else goes on to the HTTP side (where hummingbird-websocket
+    /// answers a request that still asks for an upgrade with a 307 to itself).
     func shouldUpgrade(
         _ head: HTTPRequest, channel: any Channel, logger: Logger
     ) -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> {
@@ -56,7 +59,7 @@ struct WebSocketController: Sendable {
         guard let target else { return false }
         var path = target.prefix { $0 != "?" }
         while path.count > 1, path.last == "/" { path.removeLast() }
-        return path == "/api/push/websocket"
+        return path == ownPath
     }
 
     /// The subscription of a socket: the hub's id for it and the device whose events it receives.
