@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import HeraldCore
 import NIOCore
@@ -78,18 +77,20 @@ enum APNsClassification {
         }
     }
 
-    /// What an error thrown by AsyncHTTPClient means.
+    /// What an error from connecting or from a request on an ``APNsConnection`` means.
     static func outcome(of error: any Error) -> APNsAttemptOutcome {
         switch error {
-        case let error as HTTPClientError:
-            switch error {
-            case .deadlineExceeded, .readTimeout, .writeTimeout:
+        case let failure as APNsConnection.Failure:
+            switch failure {
+            case .noAnswerWithin:
                 return .timedOut
-            case .remoteConnectionClosed, .requestStreamCancelled:
-                return .connectionLost(String(describing: error))
-            default:
-                return .failed(String(describing: error))
+            case .streamClosedBeforeAnswer, .notAcceptingStreams:
+                return .connectionLost(failure.description)
+            case .notHTTP2, .closedBeforeReady, .notReadyWithin, .answerWithoutStatus, .answerTooLarge:
+                return .failed(failure.description)
             }
+        case is NIOHTTP2Errors.CreatedStreamAfterGoaway:
+            return .connectionLost(String(describing: error))
         case is NIOHTTP2Errors.StreamClosed:
             // Streams above a GOAWAY's last stream id, or reset by the server, were not processed.
             return .connectionLost(String(describing: error))

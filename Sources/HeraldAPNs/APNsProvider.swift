@@ -1,17 +1,18 @@
-import AsyncHTTPClient
 import CoreMetrics
 import Foundation
 import HeraldCore
 import Logging
 import NIOCore
-import NIOHTTP1
+import NIOHPACK
+import NIOPosix
 import NIOSSL
 
 /// Delivers notifications to Apple devices through the APNs provider API (HTTP/2, token authentication).
 ///
 /// Each notification becomes `POST /3/device/<token>` on the endpoint of the device's environment, with
 /// `authorization`, `apns-push-type`, `apns-topic`, `apns-priority`, `apns-expiration`, `apns-id` and, when set,
-/// `apns-collapse-id`; the body is the stored payload, byte for byte.
+/// `apns-collapse-id`; the body is the stored payload, byte for byte. Requests go over ``APNsConnection``s (HTTP/2 on
+/// swift-nio-http2), `connectionsPerEnvironment` per environment, opened on first use.
 ///
 /// Every answer and transport error is classified once, by ``APNsClassification`` (its table lists the rules); the
 /// verdict travels back to the delivery worker and from there to the sender's HTTP answer.
@@ -22,7 +23,7 @@ import NIOSSL
 /// try await provider.shutdown()
 /// ```
 ///
-/// Call ``shutdown()`` before dropping the provider: AsyncHTTPClient requires its clients to be shut down.
+/// Call ``shutdown()`` before dropping the provider: it closes the connections.
 public final class APNsProvider: PushProvider {
     /// Always ``Platform/apns``.
     public let platform: Platform = .apns
@@ -31,8 +32,7 @@ public final class APNsProvider: PushProvider {
     /// The provider-token cache shared by all connections.
     public let tokenIssuer: ProviderTokenIssuer
 
-    private let pool: APNsClientPool
-    private let baseURLs: [PushEnvironment: String]
+    private let pool: APNsConnectionPool
     private let requestTimeout: TimeAmount
     private let logger: Logger
     private let metrics: ProviderMetrics
@@ -43,7 +43,7 @@ public final class APNsProvider: PushProvider {
     ///   - configuration: Key, ids, topic, endpoints and pool settings.
     ///   - clock: The time for the provider token's `iat` and age.
     ///   - logger: Where requests and connection trouble are logged (never full device tokens or JWTs).
-    ///   - eventLoopGroup: The NIO event loops of the HTTP clients.
+    ///   - eventLoopGroup: The NIO event loops of the connections.
     ///   - metrics: Where request latencies and answers are counted (``ProviderMetrics``); swift-metrics' global
     ///     factory by default.
     /// - Throws: ``APNsConfigurationError``, one line naming the option at fault.
@@ -51,20 +51,20 @@ public final class APNsProvider: PushProvider {
         configuration: APNsConfiguration,
         clock: any WallClock = SystemClock(),
         logger: Logger = Logger(label: "herald.apns"),
-        eventLoopGroup: any EventLoopGroup = HTTPClient.defaultEventLoopGroup,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         metrics: any MetricsFactory = MetricsSystem.factory
     ) throws(APNsConfigurationError) {
         if let problem = configuration.settingProblems().first { throw problem }
         let key = try configuration.loadSigningKey()
         let extraRoots = try configuration.loadTrustedCertificates()
-        guard let production = HTTPSBaseURL.normalized(configuration.productionURL),
-            let sandbox = HTTPSBaseURL.normalized(configuration.sandboxURL)
+        guard let production = HTTPSBaseURL.normalized(configuration.productionURL).flatMap(APNsConnection.Endpoint.init)
         else { throw APNsConfigurationError(.productionURL, "is not an https:// URL") }
+        guard let sandbox = HTTPSBaseURL.normalized(configuration.sandboxURL).flatMap(APNsConnection.Endpoint.init)
+        else { throw APNsConfigurationError(.sandboxURL, "is not an https:// URL") }
 
         self.configuration = configuration
         self.logger = logger
         self.metrics = ProviderMetrics(provider: "apns", factory: metrics)
-        self.baseURLs = [.production: production, .sandbox: sandbox]
         self.requestTimeout = TimeAmount(configuration.requestTimeout)
         self.tokenIssuer = ProviderTokenIssuer(
             key: key, keyID: configuration.keyID, teamID: configuration.teamID,
@@ -72,21 +72,19 @@ public final class APNsProvider: PushProvider {
 
         var tls = TLSConfiguration.makeClientConfiguration()
         if !extraRoots.isEmpty { tls.additionalTrustRoots = [.certificates(extraRoots)] }
-        var clientConfiguration = HTTPClient.Configuration(
-            tlsConfiguration: tls,
-            redirectConfiguration: .disallow,
-            timeout: .init(connect: .seconds(10)),
-            // Apple: keep connections open for hours; AHC's default closes them after 60 s idle.
-            connectionPool: .init(idleTimeout: .hours(1)),
-            decompression: .disabled
-        )
-        clientConfiguration.httpVersion = .automatic  // HTTP/2 via ALPN over TLS
-        let backgroundLogger = logger
-        let httpConfiguration = clientConfiguration
-        self.pool = APNsClientPool(connectionsPerEnvironment: configuration.connectionsPerEnvironment) {
-            HTTPClient(
-                eventLoopGroup: eventLoopGroup, configuration: httpConfiguration,
-                backgroundActivityLogger: backgroundLogger)
+        tls.applicationProtocols = ["h2"]
+        let tlsContext: NIOSSLContext
+        do {
+            tlsContext = try NIOSSLContext(configuration: tls)
+        } catch {
+            throw APNsConfigurationError(.trustedCAPath, "cannot set up TLS: \(error)")
+        }
+        let endpoints: [PushEnvironment: APNsConnection.Endpoint] = [.production: production, .sandbox: sandbox]
+        // The connect deadline (TCP, TLS, the server's SETTINGS) is the request deadline, as for a request.
+        let readyWithin = self.requestTimeout
+        self.pool = APNsConnectionPool(connectionsPerEnvironment: configuration.connectionsPerEnvironment) { environment in
+            APNsConnection.connect(
+                to: endpoints[environment] ?? production, tls: tlsContext, group: eventLoopGroup, readyWithin: readyWithin)
         }
     }
 
@@ -100,27 +98,25 @@ public final class APNsProvider: PushProvider {
         func context(_ more: Logger.Metadata = [:]) -> Logger.Metadata {
             more.merging(["apns-id": "\(apnsID)", "device-token": "\(deviceToken.prefix(8))…"]) { new, _ in new }
         }
-        // A token that is not hex would not survive the URL, and APNs would call it BadDeviceToken anyway.
-        guard Secrets.isHex(deviceToken), let baseURL = baseURLs[device.environment] else {
+        // A token that is not hex would not survive the path, and APNs would call it BadDeviceToken anyway.
+        guard Secrets.isHex(deviceToken) else {
             return .deadToken(reason: APNsErrorReason.badDeviceToken.rawValue)
         }
-        let url = "\(baseURL)/3/device/\(deviceToken)"
+        let path = "/3/device/\(deviceToken)"
+        let body = ByteBuffer(bytes: notification.payload)
 
         var providerToken = tokenIssuer.currentToken()
         var hasRenewedToken = false
         var hasResentAfterConnectionLoss = false
         while true {
-            guard let lease = pool.lease(device.environment) else {
-                return .retry(reason: "APNs provider is shut down", after: nil)
-            }
-            let request = makeRequest(notification, url: url, apnsID: apnsID, providerToken: providerToken)
-            let outcome = await execute(request, on: lease.client, logger: logger)
-            if APNsClassification.replacesConnection(after: outcome), pool.recycle(lease) {
-                // A fresh client guarantees that a re-send goes out on a new connection (AsyncHTTPClient may not
-                // have noticed the closed one yet), and that TooManyProviderTokenUpdates stops.
+            let headers = makeHeaders(notification, apnsID: apnsID, providerToken: providerToken)
+            guard let (outcome, connection) = await attempt(path: path, headers: headers, body: body, environment: device.environment)
+            else { return .retry(reason: "APNs provider is shut down", after: nil) }
+            if APNsClassification.replacesConnection(after: outcome), connection?.retire() == true {
+                // A fresh connection guarantees that a re-send goes out on a new connection, and that
+                // TooManyProviderTokenUpdates stops.
                 logger.info("APNs: replacing a connection", metadata: context())
             }
-            await pool.release(lease)
 
             let step = APNsClassification.nextStep(
                 after: outcome, hasRenewedToken: hasRenewedToken, hasResent: hasResentAfterConnectionLoss,
@@ -145,46 +141,48 @@ public final class APNsProvider: PushProvider {
 
     /// Closes every connection; sends after this return a retry.
     public func shutdown() async throws {
-        try await pool.shutdown()
+        await pool.shutdown()
     }
 
-    private func makeRequest(
-        _ notification: PushNotification, url: String, apnsID: String, providerToken: ProviderTokenIssuer.Token
-    ) -> HTTPClientRequest {
-        var request = HTTPClientRequest(url: url)
-        request.method = .POST
-        request.headers.add(name: "authorization", value: "bearer \(providerToken.jwt)")
-        request.headers.add(name: "apns-push-type", value: notification.pushType.rawValue)
-        request.headers.add(name: "apns-topic", value: configuration.topic)
-        request.headers.add(name: "apns-priority", value: String(notification.priority))
+    /// The request's headers after the pseudo-headers, HPACK-coded as Apple asks: `authorization` and the values
+    /// that change with every notification as literals without indexing, the others indexed.
+    private func makeHeaders(
+        _ notification: PushNotification, apnsID: String, providerToken: ProviderTokenIssuer.Token
+    ) -> HPACKHeaders {
+        var headers = HPACKHeaders()
+        headers.reserveCapacity(7)
+        headers.add(name: "authorization", value: "bearer \(providerToken.jwt)", indexing: .nonIndexable)
+        headers.add(name: "apns-push-type", value: notification.pushType.rawValue)
+        headers.add(name: "apns-topic", value: configuration.topic)
+        headers.add(name: "apns-priority", value: String(notification.priority))
         let expiration = max(0, Int(notification.expiresAt.timeIntervalSince1970.rounded(.down)))
-        request.headers.add(name: "apns-expiration", value: String(expiration))
+        headers.add(name: "apns-expiration", value: String(expiration), indexing: .nonIndexable)
         if let collapseID = notification.collapseID {
-            request.headers.add(name: "apns-collapse-id", value: collapseID)
+            headers.add(name: "apns-collapse-id", value: collapseID, indexing: .nonIndexable)
         }
-        request.headers.add(name: "apns-id", value: apnsID)
-        request.body = .bytes(notification.payload)
-        return request
+        headers.add(name: "apns-id", value: apnsID, indexing: .nonIndexable)
+        return headers
     }
 
-    private func execute(_ request: HTTPClientRequest, on client: HTTPClient, logger: Logger) async -> APNsAttemptOutcome {
+    /// One request on the next connection of the environment, timed for the metrics; `nil` once shut down. The
+    /// connection is `nil` when none could be made.
+    private func attempt(
+        path: String, headers: HPACKHeaders, body: ByteBuffer, environment: PushEnvironment
+    ) async -> (APNsAttemptOutcome, APNsConnection?)? {
         let started = ContinuousClock.now
-        let outcome = await attempt(request, on: client, logger: logger)
-        metrics.record(APNsMetrics.labels(of: outcome), duration: ContinuousClock.now - started)
-        return outcome
-    }
-
-    private func attempt(_ request: HTTPClientRequest, on client: HTTPClient, logger: Logger) async -> APNsAttemptOutcome {
+        var connection: APNsConnection?
+        let outcome: APNsAttemptOutcome
         do {
-            let response = try await client.execute(request, timeout: requestTimeout, logger: logger)
-            let body = try await response.body.collect(upTo: 64 * 1024)
-            return .answered(
-                APNsResponse(
-                    status: Int(response.status.code), apnsID: response.headers.first(name: "apns-id"),
-                    body: Data(body.readableBytesView)))
+            guard let leased = try await pool.connection(for: environment) else { return nil }
+            connection = leased
+            let answer = try await leased.post(path: path, headers: headers, body: body, timeout: requestTimeout)
+            outcome = .answered(
+                APNsResponse(status: answer.status, apnsID: answer.apnsID, body: Data(answer.body.readableBytesView)))
         } catch {
-            return APNsClassification.outcome(of: error)
+            outcome = APNsClassification.outcome(of: error)
         }
+        metrics.record(APNsMetrics.labels(of: outcome), duration: ContinuousClock.now - started)
+        return (outcome, connection)
     }
 
     private func log(_ result: DeliveryResult, outcome: APNsAttemptOutcome, context: (Logger.Metadata) -> Logger.Metadata) {

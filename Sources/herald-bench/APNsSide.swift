@@ -127,7 +127,7 @@ enum APNsBaseline {
     }
 
     /// What a baseline client sends: the same provider token, device tokens, headers and payload for every client
-    /// (AsyncHTTPClient's request here, the bare swift-nio-http2 client's headers in ``NIOHTTP2APNsClient``).
+    /// (AsyncHTTPClient's request here, `APNsConnection`'s headers in scenario b2).
     struct Push: Sendable {
         /// `bearer <provider token>`, one token (signed once) for the whole run.
         let authorization: String

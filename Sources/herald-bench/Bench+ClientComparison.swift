@@ -1,14 +1,18 @@
 import AsyncHTTPClient
 import Foundation
+import HeraldAPNs
 import HeraldTesting
 import NIOCore
 import NIOHPACK
 import NIOHTTP1
+import NIOPosix
+import NIOSSL
 import Synchronization
 
 extension Bench {
-    /// Scenario b2 (issue 10, step 5): Herald's APNs client, AsyncHTTPClient over HTTP/2 and TLS, against a client built
-    /// directly on swift-nio-http2's stream multiplexer (``NIOHTTP2APNsClient``), both driving the APNs double as
+    /// Scenario b2 (issue 10, step 5): AsyncHTTPClient over HTTP/2 and TLS (Herald's APNs client until issue 10)
+    /// against Herald's own client built directly on swift-nio-http2's stream multiplexer (`APNsConnection`), both
+    /// driving the APNs double as
     /// baseline b does: same double, payload, provider token, 2 connections, 256 requests in flight, warm-up and window;
     /// AsyncHTTPClient first, then the NIO client, each on fresh connections. Both run in the bench process beside
     /// the double, so the bench process's CPU per push differs between the two by what the clients cost.
@@ -34,18 +38,33 @@ extension Bench {
             }
         }
 
-        let client = try await NIOHTTP2APNsClient.connect(
-            host: "127.0.0.1", port: apns.double.port, caPath: apns.double.caPath, connections: connections)
+        // Herald's own connection (HeraldAPNs), opened as its provider opens them, used in turn.
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.additionalTrustRoots = [.file(apns.double.caPath)]
+        tls.applicationProtocols = ["h2"]
+        let tlsContext = try NIOSSLContext(configuration: tls)
+        guard let endpoint = APNsConnection.Endpoint(baseURL: apns.double.baseURL) else {
+            throw BenchFailure(description: "b2: the double's URL \(apns.double.baseURL) is not an https:// URL")
+        }
+        var opened: [APNsConnection] = []
+        for _ in 0..<connections {
+            opened.append(
+                try await APNsConnection.connect(
+                    to: endpoint, tls: tlsContext, group: MultiThreadedEventLoopGroup.singleton, readyWithin: .seconds(10)
+                ).get())
+        }
+        let herald = opened
         let nio = await measureAPNsClient("swift-nio-http2", scenario: scenario, inFlight: inFlight) { index in
             do {
-                let response = try await client.send(
-                    on: index, headers: push.headers(index, authority: client.authority), body: APNsBaseline.payload)
-                return .answered(status: response.status, body: response.body)
+                let answer = try await herald[index % herald.count].post(
+                    path: push.path(index), headers: push.headers(index), body: APNsBaseline.payload,
+                    timeout: .seconds(30))
+                return .answered(status: answer.status, body: answer.body)
             } catch {
                 return .failed("\(error)")
             }
         }
-        await client.shutdown()
+        for connection in herald { await connection.close() }
 
         report.add(
             Figure(
@@ -177,22 +196,17 @@ private final class AnswerTally: Sendable {
 }
 
 extension APNsBaseline.Push {
-    /// Request `index`'s HEADERS for a client that writes HTTP/2 frames itself: the pseudo-headers, then the same
-    /// fields as ``request(_:)`` (a fresh `apns-id` each time) and `content-length`.
-    func headers(_ index: Int, authority: String) -> HPACKHeaders {
+    /// Request `index`'s fields for `APNsConnection` (which adds the pseudo-headers and `content-length`): the same
+    /// as ``request(_:)``, a fresh `apns-id` each time, HPACK-coded as Herald's provider codes them.
+    func headers(_ index: Int) -> HPACKHeaders {
         var headers = HPACKHeaders()
-        headers.reserveCapacity(11)
-        headers.add(name: ":method", value: "POST")
-        headers.add(name: ":scheme", value: "https")
-        headers.add(name: ":path", value: path(index))
-        headers.add(name: ":authority", value: authority)
-        headers.add(name: "authorization", value: authorization)
+        headers.reserveCapacity(6)
+        headers.add(name: "authorization", value: authorization, indexing: .nonIndexable)
         headers.add(name: "apns-push-type", value: "alert")
         headers.add(name: "apns-topic", value: BenchAPNs.topic)
         headers.add(name: "apns-priority", value: "10")
-        headers.add(name: "apns-expiration", value: expiration)
-        headers.add(name: "apns-id", value: UUID().uuidString.lowercased())
-        headers.add(name: "content-length", value: String(APNsBaseline.payload.readableBytes))
+        headers.add(name: "apns-expiration", value: expiration, indexing: .nonIndexable)
+        headers.add(name: "apns-id", value: UUID().uuidString.lowercased(), indexing: .nonIndexable)
         return headers
     }
 }

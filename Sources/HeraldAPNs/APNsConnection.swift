@@ -1,0 +1,276 @@
+import Foundation
+import NIOCore
+import NIOHPACK
+import NIOHTTP2
+import NIOPosix
+import NIOSSL
+import NIOTLS
+import Synchronization
+
+/// One HTTP/2 connection to an APNs endpoint, built directly on swift-nio-http2's stream multiplexer: TCP, TLS with
+/// ALPN `h2`, `NIOHTTP2Handler` in client mode, and one child stream per request that writes its HEADERS and DATA
+/// frames itself (``APNsStreamHandler``). Issue 10 measured this against AsyncHTTPClient, which converts every request
+/// to HTTP/1 types and back: about 0.72× the CPU per push (docs/performance.md, scenario b2).
+///
+/// - **Ready** means TLS negotiated `h2` and the server's first SETTINGS frame arrived, so the first streams already
+///   respect its `SETTINGS_MAX_CONCURRENT_STREAMS` (APNs starts at 1). Streams beyond the server's limit wait inside
+///   `NIOHTTP2Handler` until the server allows more.
+/// - **Usable** until the server sends GOAWAY, the connection closes, it is retired (``retire()``) or it has opened a
+///   billion streams (client stream ids end at 2³¹); the pool then opens a fresh one. A retired connection finishes
+///   the requests it carries and closes when the last one ends.
+/// - **Deadlines**: each request has one, covering the wait for a stream and the answer; past it the stream is reset.
+public final class APNsConnection: Sendable {
+    /// Why a connection could not be made or a request was not answered on it.
+    public enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
+        /// TLS ended without ALPN `h2`.
+        case notHTTP2(negotiated: String?)
+        /// The connection closed before it was ready.
+        case closedBeforeReady
+        /// TCP, TLS and the server's SETTINGS took longer than this.
+        case notReadyWithin(TimeAmount)
+        /// The connection is going away (GOAWAY received, or closed) or used up; nothing was sent.
+        case notAcceptingStreams
+        /// The stream closed or was reset before the whole answer came.
+        case streamClosedBeforeAnswer
+        /// An answer without `:status`.
+        case answerWithoutStatus
+        /// An answer body larger than ``APNsConnection/maximumAnswerBody``.
+        case answerTooLarge
+        /// No complete answer within the request's deadline.
+        case noAnswerWithin(TimeAmount)
+
+        public var description: String {
+            switch self {
+            case .notHTTP2(let negotiated): "TLS negotiated \(negotiated ?? "no protocol"), not h2"
+            case .closedBeforeReady: "the connection closed before TLS and HTTP/2 were set up"
+            case .notReadyWithin(let timeout): "no HTTP/2 connection within \(timeout.seconds) s"
+            case .notAcceptingStreams: "the connection is going away"
+            case .streamClosedBeforeAnswer: "the stream closed before the answer"
+            case .answerWithoutStatus: "an answer without :status"
+            case .answerTooLarge: "an answer body over \(APNsConnection.maximumAnswerBody) bytes"
+            case .noAnswerWithin(let timeout): "no answer within \(timeout.seconds) s"
+            }
+        }
+    }
+
+    /// A complete answer.
+    public struct Answer: Sendable {
+        /// The `:status`.
+        public var status: Int
+        /// The `apns-id` header of the answer.
+        public var apnsID: String?
+        /// The body (empty for `200`).
+        public var body: ByteBuffer
+    }
+
+    /// Where a connection goes: the base URL's host (without brackets) and port, and the `:authority` it sends.
+    public struct Endpoint: Sendable, Hashable {
+        /// The host name or address (without brackets).
+        public let host: String
+        /// The TCP port.
+        public let port: Int
+        /// `host[:port]` as in the URL, sent as `:authority`.
+        public let authority: String
+
+        /// From a normalized base URL (``HTTPSBaseURL``), e.g. `https://api.push.apple.com` or `https://127.0.0.1:8443`.
+        public init?(baseURL: String) {
+            guard let url = URL(string: baseURL), let host = url.host, !host.isEmpty else { return nil }
+            self.host = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+            self.port = url.port ?? 443
+            self.authority = String(baseURL.dropFirst("https://".count))
+        }
+
+        /// An IP address is not sent as SNI; the certificate is then checked against the address.
+        var isIPAddress: Bool { (try? SocketAddress(ipAddress: host, port: port)) != nil }
+    }
+
+    /// The largest answer body read (APNs's error bodies are under 100 bytes).
+    public static let maximumAnswerBody = 64 * 1024
+    /// Streams a connection opens before it is replaced: client stream ids are odd and end at 2³¹ − 1.
+    static let streamBudget = 1_000_000_000
+
+    private struct State {
+        var isGoingAway = false
+        var isRetired = false
+        var inFlight = 0
+        var streamsOpened = 0
+    }
+
+    /// The TCP channel; it closes when the connection does.
+    public let channel: any Channel
+    private let multiplexer: NIOHTTP2Handler.StreamMultiplexer
+    private let authority: String
+    private let state = Mutex(State())
+
+    private init(channel: any Channel, multiplexer: NIOHTTP2Handler.StreamMultiplexer, authority: String) {
+        self.channel = channel
+        self.multiplexer = multiplexer
+        self.authority = authority
+    }
+
+    /// Opens a connection; the future succeeds once it is ready (see the type's documentation) or fails with the
+    /// connect, TLS or ``Failure`` error, closing what was opened.
+    public static func connect(
+        to endpoint: Endpoint, tls: NIOSSLContext, group: any EventLoopGroup, readyWithin timeout: TimeAmount
+    ) -> EventLoopFuture<APNsConnection> {
+        let eventLoop = group.next()
+        let ready = eventLoop.makePromise(of: APNsConnection.self)
+        let serverHostname = endpoint.isIPAddress ? nil : endpoint.host
+        ClientBootstrap(group: eventLoop)
+            .connectTimeout(timeout)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let sync = channel.pipeline.syncOperations
+                    try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverHostname))
+                    let multiplexer = try sync.configureHTTP2Pipeline(
+                        mode: .client, connectionConfiguration: .init(), streamConfiguration: .init()
+                    ) { pushed in pushed.close() }  // APNs pushes nothing
+                    let connection = APNsConnection(
+                        channel: channel, multiplexer: multiplexer, authority: endpoint.authority)
+                    try sync.addHandler(ConnectionWatcher(connection: connection, ready: ready))
+                }
+            }
+            .connect(host: endpoint.host, port: endpoint.port)
+            .whenComplete { result in
+                switch result {
+                case .failure(let error):
+                    ready.fail(error)
+                case .success(let channel):
+                    let deadline = channel.eventLoop.scheduleTask(in: timeout) {
+                        ready.fail(Failure.notReadyWithin(timeout))
+                        channel.close(promise: nil)
+                    }
+                    ready.futureResult.whenComplete { _ in deadline.cancel() }
+                }
+            }
+        return ready.futureResult
+    }
+
+    /// Whether new requests may go out on this connection.
+    public var isUsable: Bool {
+        state.withLock { !$0.isGoingAway && !$0.isRetired && $0.streamsOpened < Self.streamBudget }
+    }
+
+    /// Requests sent on this connection and not yet answered or failed.
+    public var requestsInFlight: Int { state.withLock { $0.inFlight } }
+
+    /// Sends `POST path` with `headers` (pseudo-headers are added here) and `body` in one DATA frame, and waits for
+    /// the whole answer or the deadline.
+    public func post(path: String, headers: HPACKHeaders, body: ByteBuffer, timeout: TimeAmount) async throws -> Answer {
+        guard beginStream() else { throw Failure.notAcceptingStreams }
+        defer { endStream() }
+        var requestHeaders = HPACKHeaders()
+        requestHeaders.reserveCapacity(headers.count + 5)
+        requestHeaders.add(name: ":method", value: "POST")
+        requestHeaders.add(name: ":scheme", value: "https")
+        requestHeaders.add(name: ":authority", value: authority)
+        // Apple: `:path` and `authorization` as literals without indexing; APNs keeps a small dynamic table.
+        requestHeaders.add(name: ":path", value: path, indexing: .nonIndexable)
+        requestHeaders.add(contentsOf: headers)
+        requestHeaders.add(name: "content-length", value: String(body.readableBytes))
+
+        let answer = channel.eventLoop.makePromise(of: Answer.self)
+        let request = requestHeaders
+        multiplexer.createStreamChannel { stream in
+            stream.eventLoop.makeCompletedFuture {
+                try stream.pipeline.syncOperations.addHandler(
+                    APNsStreamHandler(headers: request, body: body, timeout: timeout, answer: answer))
+            }
+        }.whenFailure { answer.fail($0) }  // a promise keeps its first result
+        return try await answer.futureResult.get()
+    }
+
+    /// Stops new requests on this connection; it closes once those in flight have ended.
+    ///
+    /// - Returns: whether this call retired it (`false` if it already was).
+    @discardableResult
+    public func retire() -> Bool {
+        let (wasRetired, closeNow) = state.withLock { state in
+            defer { state.isRetired = true }
+            return (state.isRetired, state.inFlight == 0)
+        }
+        if closeNow { channel.close(promise: nil) }
+        return !wasRetired
+    }
+
+    /// Closes the connection at once; open streams fail.
+    public func close() async {
+        try? await channel.close()
+    }
+
+    /// Called by the watcher on GOAWAY or when the channel closes.
+    fileprivate func markGoingAway() {
+        state.withLock { $0.isGoingAway = true }
+    }
+
+    private func beginStream() -> Bool {
+        state.withLock { state in
+            guard !state.isGoingAway, state.streamsOpened < Self.streamBudget else { return false }
+            state.inFlight += 1
+            state.streamsOpened += 1
+            return true
+        }
+    }
+
+    private func endStream() {
+        let closeNow = state.withLock { state in
+            state.inFlight -= 1
+            return state.inFlight == 0 && (state.isRetired || state.streamsOpened >= Self.streamBudget)
+        }
+        if closeNow { channel.close(promise: nil) }
+    }
+}
+
+/// The connection's own handler, after `NIOHTTP2Handler`: completes `ready` when TLS negotiated `h2` and the server's
+/// first SETTINGS arrived, and marks the connection as going away on GOAWAY or close. Connection errors close it.
+private final class ConnectionWatcher: ChannelInboundHandler {
+    typealias InboundIn = HTTP2Frame
+
+    private let connection: APNsConnection
+    private let ready: EventLoopPromise<APNsConnection>
+    private var hasNegotiatedHTTP2 = false
+
+    init(connection: APNsConnection, ready: EventLoopPromise<APNsConnection>) {
+        self.connection = connection
+        self.ready = ready
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? TLSUserEvent, case .handshakeCompleted(let negotiated) = event {
+            if negotiated == "h2" {
+                hasNegotiatedHTTP2 = true
+            } else {
+                ready.fail(APNsConnection.Failure.notHTTP2(negotiated: negotiated))
+                context.close(promise: nil)
+            }
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data).payload {
+        case .settings(.settings) where hasNegotiatedHTTP2:
+            ready.succeed(connection)
+        case .goAway:
+            connection.markGoingAway()
+        default:
+            break
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        ready.fail(error)
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        connection.markGoingAway()
+        ready.fail(APNsConnection.Failure.closedBeforeReady)
+        context.fireChannelInactive()
+    }
+}
+
+extension TimeAmount {
+    /// Whole seconds, for messages.
+    fileprivate var seconds: Int64 { nanoseconds / 1_000_000_000 }
+}
