@@ -33,7 +33,7 @@ public struct APNsConfiguration: Sendable, Equatable {
     public var sandboxURL: String
     /// A PEM file with extra CA certificates to trust besides the system roots (for a local APNs double).
     public var trustedCAPath: String?
-    /// How many HTTP/2 connections (one `HTTPClient` each) to keep per environment.
+    /// How many HTTP/2 connections (``APNsConnection``s) to keep per environment, used in turn.
     public var connectionsPerEnvironment: Int
     /// The deadline of one request, from sending to the complete answer.
     public var requestTimeout: Duration

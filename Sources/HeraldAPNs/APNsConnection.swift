@@ -118,6 +118,7 @@ public final class APNsConnection: Sendable {
         let serverHostname = endpoint.isIPAddress ? nil : endpoint.host
         ClientBootstrap(group: eventLoop)
             .connectTimeout(timeout)
+            .deadPeerDetection()
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
@@ -267,6 +268,26 @@ private final class ConnectionWatcher: ChannelInboundHandler {
         connection.markGoingAway()
         ready.fail(APNsConnection.Failure.closedBeforeReady)
         context.fireChannelInactive()
+    }
+}
+
+extension ClientBootstrap {
+    /// Lets the kernel close a connection whose peer went away without a word (a NAT or firewall dropped it, the host
+    /// died), which HTTP/2 alone would not notice until the next request timed out (Herald sends no PINGs): TCP
+    /// keep-alive probes after 60 s idle (every 10 s, 3 unanswered close it), and `TCP_USER_TIMEOUT`, which closes it
+    /// when data sent stays unacknowledged for 30 s. The requests on it then fail as a lost connection and are sent
+    /// again on a fresh one. Linux only; elsewhere the system's defaults apply.
+    fileprivate func deadPeerDetection() -> ClientBootstrap {
+        #if os(Linux)
+            let tcp = { (option: CInt) in ChannelOptions.tcpOption(NIOBSDSocket.Option(rawValue: option)) }
+            return self.channelOption(.socketOption(.so_keepalive), value: 1)
+                .channelOption(tcp(CInt(TCP_KEEPIDLE)), value: 60)
+                .channelOption(tcp(CInt(TCP_KEEPINTVL)), value: 10)
+                .channelOption(tcp(CInt(TCP_KEEPCNT)), value: 3)
+                .channelOption(tcp(CInt(TCP_USER_TIMEOUT)), value: 30_000)
+        #else
+            return self
+        #endif
     }
 }
 

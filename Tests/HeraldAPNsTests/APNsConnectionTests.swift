@@ -11,20 +11,13 @@ import Testing
 @testable import HeraldAPNs
 
 /// The provider's HTTP/2 connection (swift-nio-http2) where the provider tests do not reach: retiring a connection
-/// with requests in flight, connects that fail, and a server that does not speak HTTP/2.
-@Suite("APNsConnection: retiring, failed connects, ALPN")
+/// with requests in flight, the kernel's dead-peer detection, connects that fail, and a server without HTTP/2.
+@Suite("APNsConnection: retiring, dead peers, failed connects, ALPN")
 struct APNsConnectionTests {
     @Test func retiredConnectionFinishesWhatItCarriesThenCloses() async throws {
         try await APNsHarness.run { harness in
             harness.double.setResponseDelay(.milliseconds(300))
-            var tls = TLSConfiguration.makeClientConfiguration()
-            tls.additionalTrustRoots = [.file(harness.double.caPath)]
-            tls.applicationProtocols = ["h2"]
-            let endpoint = try #require(APNsConnection.Endpoint(baseURL: harness.double.baseURL))
-            let connection = try await APNsConnection.connect(
-                to: endpoint, tls: try NIOSSLContext(configuration: tls), group: MultiThreadedEventLoopGroup.singleton,
-                readyWithin: .seconds(10)
-            ).get()
+            let connection = try await Self.connect(to: harness.double)
             let token = harness.provider.tokenIssuer.currentToken().jwt
 
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
@@ -55,6 +48,23 @@ struct APNsConnectionTests {
             #expect(harness.double.connectionEvents.contains { $0.kind == .closed })
         }
     }
+
+    #if os(Linux)
+        @Test func connectionAsksTheKernelToNoticeADeadPeer() async throws {
+            try await APNsHarness.run { harness in
+                let connection = try await Self.connect(to: harness.double)
+                func tcp(_ option: CInt) async throws -> Int {
+                    try await connection.channel.getOption(ChannelOptions.tcpOption(NIOBSDSocket.Option(rawValue: option)))
+                }
+                #expect(try await connection.channel.getOption(.socketOption(.so_keepalive)) == 1)
+                #expect(try await tcp(CInt(TCP_KEEPIDLE)) == 60)
+                #expect(try await tcp(CInt(TCP_KEEPINTVL)) == 10)
+                #expect(try await tcp(CInt(TCP_KEEPCNT)) == 3)
+                #expect(try await tcp(CInt(TCP_USER_TIMEOUT)) == 30_000)
+                await connection.close()
+            }
+        }
+    #endif
 
     @Test func failedConnectIsARetryAndTheNextSendConnectsAgain() async throws {
         let server = try await ClosingServer.start()
@@ -87,6 +97,20 @@ struct APNsConnectionTests {
             #expect(reason.contains("not h2"), "\(reason)")
         }
         try await server.close()
+    }
+}
+
+extension APNsConnectionTests {
+    /// A connection to the double, as the provider opens them.
+    static func connect(to double: APNsDouble) async throws -> APNsConnection {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.additionalTrustRoots = [.file(double.caPath)]
+        tls.applicationProtocols = ["h2"]
+        let endpoint = try #require(APNsConnection.Endpoint(baseURL: double.baseURL))
+        return try await APNsConnection.connect(
+            to: endpoint, tls: try NIOSSLContext(configuration: tls), group: MultiThreadedEventLoopGroup.singleton,
+            readyWithin: .seconds(10)
+        ).get()
     }
 }
 
