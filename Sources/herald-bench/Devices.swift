@@ -144,9 +144,10 @@ enum Seeder {
 
     /// The pending notifications of a store file, read after a crash: when each can be attempted again, in order, and
     /// how many the crashed instance held a lease on. A leased one (schema v3 and later: `lease_owner`,
-    /// `lease_expires_at`) is taken over by another instance only once its lease has expired, so it can be attempted at
-    /// its next attempt or at its lease's expiry, whichever is later.
-    static func pendingNotifications(path: String) throws -> (due: [Date], leased: Int) {
+    /// `lease_expires_at`) is taken back at once by an instance of the same name (`restartingOwner`), and by another
+    /// only once its lease has expired: it can be attempted at its next attempt or, for another owner's lease, at the
+    /// lease's expiry, whichever is later.
+    static func pendingNotifications(path: String, restartingOwner: String) throws -> (due: [Date], leased: Int) {
         let queue = try DatabaseQueue(path: path)
         defer { try? queue.close() }
         return try queue.read { db in
@@ -159,10 +160,10 @@ enum Seeder {
             let due = try Double.fetchAll(
                 db,
                 sql: """
-                    SELECT CASE WHEN lease_owner IS NOT NULL AND lease_expires_at > next_attempt_at
+                    SELECT CASE WHEN lease_owner IS NOT NULL AND lease_owner != ? AND lease_expires_at > next_attempt_at
                         THEN lease_expires_at ELSE next_attempt_at END AS due
                     FROM notification WHERE status = 'pending' ORDER BY due
-                    """)
+                    """, arguments: [restartingOwner])
             let leased =
                 try Int.fetchOne(
                     db, sql: "SELECT COUNT(*) FROM notification WHERE status = 'pending' AND lease_owner IS NOT NULL") ?? 0

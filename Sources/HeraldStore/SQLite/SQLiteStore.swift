@@ -33,7 +33,9 @@ public final class SQLiteStore: HeraldStore {
             // WAL is DatabasePool's journal mode; FULL makes every committed transaction survive power loss too.
             try db.execute(sql: "PRAGMA synchronous = FULL")
             // Large stores (a million devices): pages are read through a memory map (no copy per page read) and
-            // kept in a page cache of up to 64 MiB per connection (allocated as pages are read).
+            // kept in a page cache of up to 64 MiB per connection (allocated as pages are read). Under load a reader
+            // finds the database changed at every read and, in WAL mode, drops its page cache and unmaps the file;
+            // the memory map still beats reading every page again (docs/performance.md, scenario 5).
             try db.execute(sql: "PRAGMA mmap_size = 1073741824")
             try db.execute(sql: "PRAGMA cache_size = -65536")
             if let maximumBytes {
