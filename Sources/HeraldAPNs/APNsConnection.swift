@@ -10,7 +10,7 @@ import Synchronization
 /// One HTTP/2 connection to an APNs endpoint, built directly on swift-nio-http2's stream multiplexer: TCP, TLS with
 /// ALPN `h2`, `NIOHTTP2Handler` in client mode, and one child stream per request that writes its HEADERS and DATA
 /// frames itself (``APNsStreamHandler``). Issue 10 measured this against AsyncHTTPClient, which converts every request
-/// to HTTP/1 types and back: about 0.72× the CPU per push (docs/performance.md, scenario b2).
+/// to HTTP/1 types and back: 0.56–0.72× the CPU per push (docs/performance.md, scenario b2).
 ///
 /// - **Ready** means TLS negotiated `h2` and the server's first SETTINGS frame arrived, so the first streams already
 ///   respect its `SETTINGS_MAX_CONCURRENT_STREAMS` (APNs starts at 1). Streams beyond the server's limit wait inside
