@@ -21,7 +21,7 @@ extension Bench {
         let connections = 2
         let inFlight = 256
         Progress.shared.phase(
-            "Scenario b2: APNs double, AsyncHTTPClient against a bare swift-nio-http2 client"
+            "Scenario b2: APNs double, AsyncHTTPClient against Herald's APNsConnection (swift-nio-http2)"
                 + " (\(connections) connections, \(inFlight) streams in flight)")
         let push = try APNsBaseline.Push(apns)
 

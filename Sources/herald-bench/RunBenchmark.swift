@@ -21,7 +21,7 @@ struct RunBenchmark: AsyncParsableCommand {
             The scenarios to run, e.g. 1,2,5 (default: all of 1-6, and 7 when a PostgreSQL server is given; the \
             baselines run whenever one of 1-7 does). Scenario 1 runs twice: for APNs devices, then for FCM devices \
             on a Herald instance configured for FCM only, beside the FCM double's own limit ("1 fcm"). b2 (not in \
-            the default set): the APNs client, AsyncHTTPClient against a bare swift-nio-http2 client, both driving \
+            the default set): the APNs client, AsyncHTTPClient against Herald's own on swift-nio-http2, both driving \
             the APNs double as baseline b does; --scenarios b2 runs it alone.
             """)
     var scenarios: String?
