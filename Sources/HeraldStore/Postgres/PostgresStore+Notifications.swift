@@ -174,8 +174,10 @@ extension PostgresStore {
             """
             WITH unparked AS (
                 UPDATE notification SET parked = false, next_attempt_at = \(now.timeIntervalSince1970)
-                WHERE parked AND status = 'pending' AND device_id IN (
-                    SELECT id FROM device WHERE token IS NOT NULL AND platform = ANY(\(platforms.map(\.rawValue).sorted())))
+                WHERE parked AND status = 'pending' AND EXISTS (
+                    SELECT 1 FROM device
+                    WHERE device.id = notification.device_id AND device.token IS NOT NULL
+                        AND device.platform = ANY(\(platforms.map(\.rawValue).sorted())))
                 RETURNING 1)
             SELECT count(*) FROM unparked
             """)

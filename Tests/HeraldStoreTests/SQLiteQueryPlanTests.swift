@@ -1,0 +1,29 @@
+import Foundation
+import GRDB
+import HeraldTesting
+import Testing
+
+@testable import HeraldStore
+
+/// Statements whose cost must not grow with the number of devices, checked by SQLite's own query plan.
+@Suite("SQLite query plans")
+struct SQLiteQueryPlanTests {
+    /// The unpark runs at every start and holds the writer while it runs. On a store of a million devices the
+    /// earlier form listed every device first (`LIST SUBQUERY` over `device_platform_token`): 7 seconds in which no
+    /// notification could be accepted.
+    @Test func unparkingWalksTheParkedNotificationsAndLooksEachDeviceUpByItsKey() async throws {
+        let store = try SQLiteStore(path: TemporaryDirectory.make().appendingPathComponent("herald.sqlite").path)
+        let plan = try await store.database.read { db in
+            try Row.fetchAll(
+                db, sql: "EXPLAIN QUERY PLAN " + SQLiteStore.unparkStatement(platformCount: 2),
+                arguments: [0, "apns", "fcm"]
+            ).map { $0["detail"] as String }
+        }
+        #expect(plan.contains("SCAN notification USING INDEX notification_parked"), "\(plan)")
+        let deviceSteps = plan.filter { $0.contains(" device ") || $0.hasSuffix(" device") }
+        #expect(!deviceSteps.isEmpty, "\(plan)")
+        #expect(deviceSteps.allSatisfy { $0.hasPrefix("SEARCH device USING INDEX sqlite_autoindex_device_1 (id=?)") }, "\(plan)")
+        #expect(!plan.contains { $0.contains("LIST SUBQUERY") }, "\(plan)")
+        try await store.close()
+    }
+}
