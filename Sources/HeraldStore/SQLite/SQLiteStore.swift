@@ -16,6 +16,10 @@ import Synchronization
 public final class SQLiteStore: HeraldStore {
     let database: DatabasePool
     let devices = DeviceCache()
+    /// Device lookups that miss the cache, read in batches: one read transaction for the lookups of concurrent
+    /// requests. Under load every read transaction finds the file changed and starts with an empty page cache and
+    /// a fresh memory map (docs/performance.md, scenario 5); a batch pays for that once.
+    private let deviceReads: Batcher<DeviceKey, Device?>
     private let writeHealth: StoreWriteHealth
     private let writeTransactions = Atomic(0)
     private let scheduleReads = Atomic(0)
@@ -45,6 +49,14 @@ public final class SQLiteStore: HeraldStore {
         }
         database = try DatabasePool(path: path, configuration: configuration)
         try SQLiteMigrations.migrator.migrate(database)
+        deviceReads = Batcher(maximumBatch: 256) { [database] keys in
+            do {
+                let devices = try await database.read { db in try keys.map { try Self.device($0, db) } }
+                return devices.map { .success($0) }
+            } catch {
+                return keys.map { _ in .failure(error) }
+            }
+        }
     }
 
     /// Write transactions committed by this instance (tests check that the group commit batches).
@@ -115,22 +127,33 @@ public final class SQLiteStore: HeraldStore {
 
     public func device(userIDHash: String) async throws -> Device? {
         if let cached = devices.device(userIDHash: userIDHash) { return cached }
-        let device = try await database.read { db in
-            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM device WHERE user_id_hash = ?"), arguments: [userIDHash])
-                .map(Self.device)
-        }
+        let device = try await deviceReads.submit(.userIDHash(userIDHash))
         if let device { devices.remember(device) }
         return device
     }
 
     public func device(id: Device.ID) async throws -> Device? {
         if let cached = devices.device(id: id) { return cached }
-        let device = try await database.read { db in
-            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM device WHERE id = ?"), arguments: [id.databaseString])
-                .map(Self.device)
-        }
+        let device = try await deviceReads.submit(.id(id))
         if let device { devices.remember(device) }
         return device
+    }
+
+    /// How a device is looked up.
+    enum DeviceKey: Sendable {
+        case id(Device.ID)
+        case userIDHash(String)
+    }
+
+    private static func device(_ key: DeviceKey, _ db: GRDB.Database) throws -> Device? {
+        switch key {
+        case .id(let id):
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM device WHERE id = ?"), arguments: [id.databaseString])
+                .map(Self.device)
+        case .userIDHash(let hash):
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM device WHERE user_id_hash = ?"), arguments: [hash])
+                .map(Self.device)
+        }
     }
 
     public func deleteDevice(id: Device.ID) async throws {

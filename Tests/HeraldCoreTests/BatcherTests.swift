@@ -1,0 +1,92 @@
+import HeraldCore
+import Synchronization
+import Testing
+
+@Suite("Batcher")
+struct BatcherTests {
+    private struct Refused: Error, Equatable {
+        var entry: Int
+    }
+
+    private final class BatchLog: Sendable {
+        let batches = Mutex<[[Int]]>([])
+    }
+
+    /// A batcher whose first batch waits for `release` once it has started, recording every batch it runs.
+    private final class GatedBatcher: Sendable {
+        let batcher: Batcher<Int, Int>
+        let log = BatchLog()
+        let firstStarted: AsyncStream<Void>
+        private let releaseSink: AsyncStream<Void>.Continuation
+
+        init(maximumBatch: Int) {
+            let (firstStarted, startedSink) = AsyncStream.makeStream(of: Void.self)
+            let (release, releaseSink) = AsyncStream.makeStream(of: Void.self)
+            self.firstStarted = firstStarted
+            self.releaseSink = releaseSink
+            let log = self.log
+            batcher = Batcher(maximumBatch: maximumBatch) { entries in
+                let isFirst = log.batches.withLock { batches in
+                    batches.append(entries)
+                    return batches.count == 1
+                }
+                if isFirst {
+                    startedSink.yield()
+                    for await _ in release { break }
+                }
+                return entries.map { $0 < 0 ? .failure(Refused(entry: $0)) : .success($0 * 10) }
+            }
+        }
+
+        func release() { releaseSink.yield() }
+
+        /// Waits until `count` entries wait for the next batch.
+        func waitUntilWaiting(_ count: Int) async {
+            while batcher.waiting < count { await Task.yield() }
+        }
+    }
+
+    private func submitAll(_ entries: [Int], to gated: GatedBatcher) async -> [Int: Result<Int, Refused>] {
+        await withTaskGroup(of: (Int, Result<Int, Refused>).self) { group in
+            group.addTask {
+                do { return (entries[0], .success(try await gated.batcher.submit(entries[0]))) } catch { return (entries[0], .failure(error as! Refused)) }
+            }
+            var started = gated.firstStarted.makeAsyncIterator()
+            _ = await started.next()
+            for entry in entries.dropFirst() {
+                group.addTask {
+                    do { return (entry, .success(try await gated.batcher.submit(entry))) } catch { return (entry, .failure(error as! Refused)) }
+                }
+            }
+            await gated.waitUntilWaiting(entries.count - 1)
+            gated.release()
+            var answers: [Int: Result<Int, Refused>] = [:]
+            for await (entry, answer) in group { answers[entry] = answer }
+            return answers
+        }
+    }
+
+    @Test func entriesSubmittedWhileABatchRunsGoTogetherIntoTheNextAndEachCallerGetsItsOwnAnswer() async {
+        let gated = GatedBatcher(maximumBatch: 100)
+        let entries = [1, 2, 3, 4, 5, -6, 7, 8, 9, 10, 11]
+        let answers = await submitAll(entries, to: gated)
+        let batches = gated.log.batches.withLock { $0 }
+        #expect(batches.count == 2)
+        #expect(batches.first == [1])
+        #expect(batches.last.map(Set.init) == Set(entries.dropFirst()))
+        for entry in entries {
+            #expect(answers[entry] == (entry < 0 ? .failure(Refused(entry: entry)) : .success(entry * 10)))
+        }
+        #expect(gated.batcher.waiting == 0)
+    }
+
+    @Test func aBatchTakesAtMostTheMaximumAndTheRestFollow() async {
+        let gated = GatedBatcher(maximumBatch: 4)
+        let entries = Array(1...11)
+        let answers = await submitAll(entries, to: gated)
+        let batches = gated.log.batches.withLock { $0 }
+        #expect(batches.map(\.count) == [1, 4, 4, 2])
+        #expect(Set(batches.joined()) == Set(entries))
+        #expect(answers.mapValues { try? $0.get() } == Dictionary(uniqueKeysWithValues: entries.map { ($0, $0 * 10) }))
+    }
+}
