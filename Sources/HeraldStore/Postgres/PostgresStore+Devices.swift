@@ -45,9 +45,10 @@ extension PostgresStore {
     }
 
     private func readDevice(_ query: PostgresQuery) async throws -> Device? {
+        let generation = devices.generation
         guard let row = try await read(query).first else { return nil }
         let device = try Self.device(row)
-        devices.remember(device)
+        devices.remember(device, readSince: generation)
         return device
     }
 

@@ -127,15 +127,17 @@ public final class SQLiteStore: HeraldStore {
 
     public func device(userIDHash: String) async throws -> Device? {
         if let cached = devices.device(userIDHash: userIDHash) { return cached }
+        let generation = devices.generation
         let device = try await deviceReads.submit(.userIDHash(userIDHash))
-        if let device { devices.remember(device) }
+        if let device { devices.remember(device, readSince: generation) }
         return device
     }
 
     public func device(id: Device.ID) async throws -> Device? {
         if let cached = devices.device(id: id) { return cached }
+        let generation = devices.generation
         let device = try await deviceReads.submit(.id(id))
-        if let device { devices.remember(device) }
+        if let device { devices.remember(device, readSince: generation) }
         return device
     }
 

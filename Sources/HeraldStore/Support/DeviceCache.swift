@@ -6,6 +6,10 @@ import Synchronization
 /// (and usually not at all). The store that owns it invalidates an entry on every write to that device; entries also
 /// expire after `timeToLive`, which bounds how long a change made by another process (`herald limits set` on the same
 /// file) takes to be seen.
+///
+/// A read that began before a write may end after the write's invalidation: it would put the old device back. So a
+/// reader takes the cache's ``generation`` before it reads and ``remember(_:readSince:)`` drops what it read when an
+/// invalidation happened meanwhile.
 final class DeviceCache: Sendable {
     private struct Entry {
         var device: Device
@@ -15,6 +19,7 @@ final class DeviceCache: Sendable {
     private struct State {
         var byID: [Device.ID: Entry] = [:]
         var idByUserIDHash: [String: Device.ID] = [:]
+        var generation: UInt64 = 0
     }
 
     private let state = Mutex(State())
@@ -42,9 +47,14 @@ final class DeviceCache: Sendable {
         }
     }
 
-    func remember(_ device: Device) {
+    /// Changes at every invalidation.
+    var generation: UInt64 { state.withLock { $0.generation } }
+
+    /// Keeps `device`, read after the cache's generation was `generation`, unless an entry was invalidated since.
+    func remember(_ device: Device, readSince generation: UInt64) {
         let expiresAt = ContinuousClock.now.advanced(by: timeToLive)
         state.withLock { state in
+            guard state.generation == generation else { return }
             if state.byID.count >= capacity {
                 // Make room by dropping an arbitrary tenth (one pass over the keys); a cache miss only costs a read.
                 for (id, entry) in Array(state.byID.prefix(max(capacity / 10, 1))) {
@@ -63,12 +73,13 @@ final class DeviceCache: Sendable {
     /// Forgets every device (changes made elsewhere may have been missed: another instance's, while the PostgreSQL
     /// store was not listening).
     func forgetAll() {
-        state.withLock { $0 = State() }
+        state.withLock { state in state = State(generation: state.generation &+ 1) }
     }
 
     /// Forgets one device (it was written).
     func invalidate(id: Device.ID) {
         state.withLock { state in
+            state.generation &+= 1
             if let entry = state.byID.removeValue(forKey: id) { state.idByUserIDHash[entry.device.userIDHash] = nil }
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import HeraldCore
 import HeraldTesting
 import Testing
 
@@ -25,5 +26,26 @@ struct SQLiteQueryPlanTests {
         #expect(deviceSteps.allSatisfy { $0.hasPrefix("SEARCH device USING INDEX sqlite_autoindex_device_1 (id=?)") }, "\(plan)")
         #expect(!plan.contains { $0.contains("LIST SUBQUERY") }, "\(plan)")
         try await store.close()
+    }
+}
+
+@Suite("Device cache")
+struct DeviceCacheTests {
+    @Test func aReadThatOverlappedAWriteIsNotRemembered() {
+        let cache = DeviceCache()
+        var device = Fixtures.device(token: Fixtures.apnsToken(1)).device
+        // A read starts (it sees the old token), a write changes the device and invalidates it, the read ends.
+        let before = cache.generation
+        cache.invalidate(id: device.id)
+        cache.remember(device, readSince: before)
+        #expect(cache.device(id: device.id) == nil)
+        #expect(cache.device(userIDHash: device.userIDHash) == nil)
+        // A read that started after the write is kept.
+        device.token = Fixtures.apnsToken(2)
+        cache.remember(device, readSince: cache.generation)
+        #expect(cache.device(id: device.id) == device)
+        #expect(cache.device(userIDHash: device.userIDHash) == device)
+        cache.forgetAll()
+        #expect(cache.device(id: device.id) == nil)
     }
 }
