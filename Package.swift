@@ -93,6 +93,7 @@ let package = Package(
             dependencies: [
                 "HeraldCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),  // sqlite3_wal_hook (WALCheckpointer)
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),

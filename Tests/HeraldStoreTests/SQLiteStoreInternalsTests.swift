@@ -29,6 +29,37 @@ struct SQLiteQueryPlanTests {
     }
 }
 
+@Suite("SQLite WAL checkpoints")
+struct WALCheckpointTests {
+    /// SQLite would checkpoint inside the commit that takes the log past 1,000 pages; Herald's connections hand that
+    /// to the checkpointer's own connection instead (`PRAGMA wal_autocheckpoint` reads 0 when another WAL hook is
+    /// installed).
+    @Test func commitsLeaveCheckpointsToTheCheckpointersConnection() async throws {
+        let path = try TemporaryDirectory.make().appendingPathComponent("herald.sqlite").path
+        let store = try SQLiteStore(path: path)
+        #expect(try await store.database.write { try Int.fetchOne($0, sql: "PRAGMA wal_autocheckpoint") } == 0)
+        #expect(try await store.database.read { try Int.fetchOne($0, sql: "PRAGMA wal_autocheckpoint") } == 0)
+        // One transaction per device, a few pages each: past 1,000 pages of log.
+        var devices: [Device] = []
+        for number in 0..<600 {
+            let device = Fixtures.device(token: Fixtures.apnsToken(number)).device
+            try await store.insertDevice(device)
+            devices.append(device)
+        }
+        var turns = 0
+        while store.completedCheckpoints == 0, turns < 10_000 {
+            try await Task.sleep(for: .milliseconds(1))
+            turns += 1
+        }
+        #expect(store.completedCheckpoints > 0)
+        try await store.close()
+        let reopened = try SQLiteStore(path: path)
+        #expect(try await reopened.deviceCount() == devices.count)
+        #expect(try await reopened.device(id: devices[599].id) == devices[599])
+        try await reopened.close()
+    }
+}
+
 @Suite("Device cache")
 struct DeviceCacheTests {
     @Test func aReadThatOverlappedAWriteIsNotRemembered() {

@@ -20,6 +20,7 @@ public final class SQLiteStore: HeraldStore {
     /// requests. Under load every read transaction finds the file changed and starts with an empty page cache and
     /// a fresh memory map (docs/performance.md, scenario 5); a batch pays for that once.
     private let deviceReads: Batcher<DeviceKey, Device?>
+    private let checkpointer: WALCheckpointer
     private let writeHealth: StoreWriteHealth
     private let writeTransactions = Atomic(0)
     private let scheduleReads = Atomic(0)
@@ -28,6 +29,7 @@ public final class SQLiteStore: HeraldStore {
     /// file never grows beyond it: a write that would need more fails as on a full disk.
     public init(path: String, maximumBytes: Int? = nil, logger: Logger = Logger(label: "herald.store")) throws {
         writeHealth = StoreWriteHealth(logger: logger, storageFailure: Self.diskFailure)
+        let checkpointer = WALCheckpointer(logger: logger)
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(10)
@@ -46,9 +48,13 @@ public final class SQLiteStore: HeraldStore {
                 let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4_096
                 try db.execute(sql: "PRAGMA max_page_count = \(max(1, maximumBytes / pageSize))")
             }
+            // Checkpoints run on a connection of their own, not inside a commit (``WALCheckpointer``).
+            checkpointer.watch(db)
         }
         database = try DatabasePool(path: path, configuration: configuration)
         try SQLiteMigrations.migrator.migrate(database)
+        try checkpointer.open(path: path)
+        self.checkpointer = checkpointer
         deviceReads = Batcher(maximumBatch: 256) { [database] keys in
             do {
                 let devices = try await database.read { db in try keys.map { try Self.device($0, db) } }
@@ -445,8 +451,12 @@ public final class SQLiteStore: HeraldStore {
     }
 
     public func close() async throws {
+        try checkpointer.close()
         try database.close()
     }
+
+    /// WAL checkpoints run so far, all on the checkpointer's connection (tests check that commits do not run them).
+    var completedCheckpoints: Int { checkpointer.completedCheckpoints }
 
     // MARK: Rows
 
