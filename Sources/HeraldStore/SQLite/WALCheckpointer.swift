@@ -7,7 +7,7 @@ import Synchronization
 /// Checkpoints of the write-ahead log, off the commit path.
 ///
 /// By default SQLite checkpoints inside the commit that takes the log past 1,000 pages: that commit, and every
-/// request whose notification is in its batch, waits for the page copies and two more `fsync`s (4–7 ms of p99 at
+/// request whose notification is in its batch, waits for the page copies and two more `fsync`s (3–7 ms of p99 at
 /// 1,000 requests/s, docs/performance.md). Here the pool's connections only report the log's size after each commit
 /// (`sqlite3_wal_hook`, which also turns SQLite's own automatic checkpoint off on them), and a connection of its own
 /// runs the same checkpoint, at the same 1,000 pages, while commits go on. The checkpoint is `PASSIVE`: it never
@@ -33,7 +33,7 @@ final class WALCheckpointer: Sendable {
         self.logger = logger
     }
 
-    /// Checkpoints run so far (tests read it).
+    /// Checkpoints that ran to the end so far (tests read it).
     var completedCheckpoints: Int { state.withLock { $0.completed } }
 
     /// Opens the checkpointer's own connection to the database at `path` (once the pool has created and migrated it).
@@ -78,14 +78,16 @@ final class WALCheckpointer: Sendable {
 
     private func run(on connection: DatabaseQueue) {
         connection.asyncWriteWithoutTransaction { [self] db in
+            var succeeded = false
             do {
                 try db.checkpoint(.passive)
+                succeeded = true
             } catch {
                 // Busy (another process checkpoints the same file) or a failing disk, which the next commit reports.
                 logger.debug("A WAL checkpoint did not run", metadata: ["error": "\(error)"])
             }
             let again = state.withLock { state -> Bool in
-                state.completed += 1
+                if succeeded { state.completed += 1 }
                 guard state.isRequested, !state.isClosed else {
                     state.isRunning = false
                     return false
