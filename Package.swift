@@ -225,6 +225,7 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),  // a database per multi-instance test
                 .product(name: "Prometheus", package: "swift-prometheus"),  // a registry of its own (MetricsTests)
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),  // a second connection that holds SQLite's write lock
             ],
             swiftSettings: swiftSettings
         ),

@@ -52,8 +52,9 @@ public final class Batcher<Entry: Sendable, Answer: Sendable>: Sendable {
         state.withLock { state in state.queue.filter { $0.continuation != nil }.count }
     }
 
-    /// Submits one entry; returns its answer once its batch was processed.
-    public func submit(_ entry: Entry) async throws -> Answer {
+    /// Submits one entry; returns its answer once its batch was processed. `whenQueued` runs as soon as the entry is
+    /// in the queue, before any batch that holds it starts: anything submitted after it is processed after it.
+    public func submit(_ entry: Entry, whenQueued: (@Sendable () -> Void)? = nil) async throws -> Answer {
         var ticket: UInt64 = 0
         let turn = await withCheckedContinuation { (continuation: CheckedContinuation<Turn, Never>) in
             let leads = state.withLock { state in
@@ -67,6 +68,7 @@ public final class Batcher<Entry: Sendable, Answer: Sendable>: Sendable {
                 state.queue.append(Waiting(ticket: ticket, entry: entry, continuation: nil))
                 return true
             }
+            whenQueued?()
             if leads { continuation.resume(returning: .lead) }
         }
         switch turn {

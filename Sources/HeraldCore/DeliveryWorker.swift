@@ -40,6 +40,7 @@ public struct AttemptReport: Sendable, Equatable {
 /// - **Back-pressure.** `maximumConcurrentDeliveries` slots take work from one ready queue. When that queue is long,
 ///   fresh notifications are stored unleased and wait in the timer queue and the store instead of being dropped.
 /// - **Group commit.** Outcomes are saved through ``outbox`` (``GroupCommit``), with the accepts of the send pipeline.
+///   A sender waiting for a delivery is answered once its outcome is queued there, before it is committed.
 public final class DeliveryWorker: Service, Sendable {
     /// Tuning of the worker.
     public struct Configuration: Sendable {
@@ -328,6 +329,12 @@ public final class DeliveryWorker: Service, Sendable {
         }
     }
 
+    /// Answers the sender waiting for this notification's first attempt, if one still waits.
+    private func answerWaiter(with report: AttemptReport) {
+        let waiter = state.withLock { $0.waiters.removeValue(forKey: report.notification.id) }
+        waiter?.continuation.resume(returning: report)
+    }
+
     // MARK: Scheduler
 
     /// Wakes the scheduler every tick (it sleeps until the next wake-up or tick) and answers send requests whose
@@ -440,7 +447,15 @@ public final class DeliveryWorker: Service, Sendable {
                 verdict = .deviceUnavailable(reason: reason)
             }
             outcome.notification.updatedAt = clock.now()
-            try await outbox.save(outcome)
+            // A delivery changes nothing the sender's next request depends on (no quota given back, no device
+            // deactivated), so its sender is answered once the outcome is queued, not once it is durable: one commit
+            // less on the request's path. Status reads go through the same queue (`GroupCommit.notification(id:)`).
+            var answerSender: (@Sendable () -> Void)?
+            if verdict == .delivered {
+                let report = AttemptReport(notification: outcome.notification, verdict: verdict)
+                answerSender = { self.answerWaiter(with: report) }
+            }
+            try await outbox.save(outcome, whenQueued: answerSender)
             if case .handedOver(let instance) = verdict {
                 // The lease is given back (saved above): the instance with the client claims it now.
                 try? await cluster?.send(.deliverPending(deviceID: notification.deviceID, instance: instance))

@@ -2,7 +2,8 @@ import Foundation
 
 /// Group commit for the outbox: accepts and delivery outcomes from concurrent tasks are written in batches, one
 /// transaction (and one fsync) for everything that arrived while the previous batch was being written (a
-/// ``Batcher``). A caller is answered only once its own entry is durable.
+/// ``Batcher``). A caller is answered only once its own entry is durable. Entries are written in the order they were
+/// queued, so ``notification(id:)`` reads a notification as it stands after every write queued before the read.
 ///
 /// ```swift
 /// let commit = GroupCommit(store: store, owner: "instance-1")
@@ -13,14 +14,18 @@ public final class GroupCommit: Sendable {
     private enum Entry: Sendable {
         case accept(AcceptRequest)
         case outcome(DeliveryOutcome)
+        /// Writes nothing: answered once every entry queued before it is written.
+        case barrier
     }
 
     /// The most entries one transaction takes; the rest wait for the next.
     public static let maximumBatch = 1_024
 
     private let batcher: Batcher<Entry, AcceptDecision?>
+    private let store: any NotificationStore
 
     public init(store: any NotificationStore, owner: String, metrics: DeliveryMetrics = .init()) {
+        self.store = store
         batcher = Batcher(maximumBatch: Self.maximumBatch) { entries in
             let started = ContinuousClock.now
             let results = await Self.write(entries, to: store, owner: owner)
@@ -35,9 +40,17 @@ public final class GroupCommit: Sendable {
         return decision
     }
 
-    /// Saves one delivery outcome; returns once it is durable.
-    public func save(_ outcome: DeliveryOutcome) async throws {
-        _ = try await batcher.submit(.outcome(outcome))
+    /// Saves one delivery outcome; returns once it is durable. `whenQueued` runs as soon as the outcome is queued:
+    /// from then on, ``notification(id:)`` sees it.
+    public func save(_ outcome: DeliveryOutcome, whenQueued: (@Sendable () -> Void)? = nil) async throws {
+        _ = try await batcher.submit(.outcome(outcome), whenQueued: whenQueued)
+    }
+
+    /// One notification as it stands once every write queued before this call is durable: a sender who was answered
+    /// before its notification's outcome was written reads that outcome.
+    public func notification(id: PushNotification.ID) async throws -> PushNotification? {
+        _ = try await batcher.submit(.barrier)
+        return try await store.notification(id: id)
     }
 
     /// One transaction for all entries; if it fails, each entry alone, so that one bad entry (a device deleted
@@ -66,8 +79,10 @@ public final class GroupCommit: Sendable {
             switch entry {
             case .accept(let request): batch.accepts.append(request)
             case .outcome(let outcome): batch.outcomes.append(outcome)
+            case .barrier: break
             }
         }
+        if batch.accepts.isEmpty, batch.outcomes.isEmpty { return entries.map { _ in nil } }
         var decisions = try await store.commit(batch).makeIterator()
         return entries.map { entry in
             if case .accept = entry { decisions.next() } else { nil }

@@ -72,6 +72,12 @@ public struct SendPipeline: Sendable {
         }
     }
 
+    /// One notification, as it stands after every write queued before this call: a sender answered `delivered` reads
+    /// `delivered`, although the answer went out before that outcome was durable.
+    public func notification(id: PushNotification.ID) async throws -> PushNotification? {
+        try await worker.outbox.notification(id: id)
+    }
+
     /// Accepts a notification for a device: durable before this returns.
     public func send(_ draft: NotificationDraft, to device: Device) async throws(SendError) -> SendReceipt {
         guard device.isActive else {

@@ -160,7 +160,7 @@ func buildRouters(
     NotifyController(pipeline: pipeline, directory: directory, credentials: credentials, clock: clock, bodyLimit: bodyLimit)
         .addRoutes(to: api)
     let tokens = APITokenManager(store: store, clock: clock)
-    NotificationStatusController(store: store, directory: directory, tokens: tokens, credentials: credentials).addRoutes(to: api)
+    NotificationStatusController(pipeline: pipeline, directory: directory, tokens: tokens, credentials: credentials).addRoutes(to: api)
     APITokenController(tokens: tokens, directory: directory, credentials: credentials, bodyLimit: bodyLimit).addRoutes(to: api)
     ActionNotificationController(pipeline: pipeline, tokens: tokens, credentials: credentials, clock: clock, bodyLimit: bodyLimit)
         .addRoutes(to: router)

@@ -89,4 +89,23 @@ struct BatcherTests {
         #expect(Set(batches.joined()) == Set(entries))
         #expect(answers.mapValues { try? $0.get() } == Dictionary(uniqueKeysWithValues: entries.map { ($0, $0 * 10) }))
     }
+
+    /// `whenQueued` runs once the entry is queued, before its batch starts (the batch ahead of it still running):
+    /// what the group commit relies on to answer a sender before its outcome is written.
+    @Test func whenQueuedRunsBeforeTheEntrysBatchStarts() async throws {
+        let gated = GatedBatcher(maximumBatch: 100)
+        let first = Task { try await gated.batcher.submit(1) }
+        var started = gated.firstStarted.makeAsyncIterator()
+        _ = await started.next()
+        let (queued, queuedSink) = AsyncStream.makeStream(of: Void.self)
+        let second = Task { try await gated.batcher.submit(2, whenQueued: { queuedSink.yield() }) }
+        var signals = queued.makeAsyncIterator()
+        _ = await signals.next()
+        #expect(gated.log.batches.withLock { $0 } == [[1]])
+        #expect(gated.batcher.waiting == 1)
+        gated.release()
+        #expect(try await first.value == 10)
+        #expect(try await second.value == 20)
+        #expect(gated.log.batches.withLock { $0 } == [[1], [2]])
+    }
 }

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import GRDBSQLite
 import HTTPTypes
 import HeraldCore
 import HeraldServer
@@ -174,6 +175,48 @@ struct DeliveryEngineTests {
         try await apns.shutdown()
     }
 
+    /// A sender is answered `delivered` once the outcome is queued, not once it is committed (one commit less on
+    /// the request's path), and a status read waits for every write queued before it, so it reads `delivered` too.
+    @Test func aDeliveredAnswerDoesNotWaitForTheOutcomeCommitButAStatusReadDoes() async throws {
+        let apns = try await APNsTestServer.start()
+        apns.production.setResponseDelay(.milliseconds(400))
+        try await apns.server.run { client in
+            let registration = try await client.register(token: Fixtures.apnsToken(0x44))
+            let second = try RawSQLiteConnection(path: apns.server.databasePath)
+            async let answer = client.notify(registration.userID)
+            // Once the accept is committed, and while the double holds its answer, take SQLite's write lock: the
+            // outcome's commit must wait for it.
+            #expect(try await eventually { try second.text("SELECT count(*) FROM notification") == "1" })
+            try second.execute("BEGIN IMMEDIATE")
+            let sent = try await answer
+            #expect(sent.status == .created)
+            let json = try sent.json()
+            #expect(json["status"] == "delivered")
+            let id = try #require(json["id"]?.stringValue)
+            #expect(apns.production.acceptedPushes.compactMap { $0.header("apns-id") } == [id])
+
+            final class Flag: Sendable { let isSet = Atomic(false) }
+            let answered = Flag()
+            let statusRead = Task {
+                let read = try await status(of: id, client, registration)
+                answered.isSet.store(true, ordering: .sequentiallyConsistent)
+                return read
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            // The outcome is not in the file yet (this connection's own transaction reads it as it is), and a status
+            // read that did not wait for it would have answered `pending` by now.
+            #expect(try second.text("SELECT status FROM notification") == "pending")
+            let answeredWhileLocked = answered.isSet.load(ordering: .sequentiallyConsistent)
+            #expect(!answeredWhileLocked, "the status read did not wait for the outcome")
+            try second.execute("COMMIT")
+            let read = try await statusRead.value
+            #expect(read["status"] == "delivered")
+            #expect(read["apns_id"] == .string(id))
+            second.close()
+        }
+        try await apns.shutdown()
+    }
+
     private func registerWebSocketDevice(_ client: some TestClientProtocol) async throws -> Registration {
         let registered = try await client.post("/api/push/register", #"{"platform": "websocket"}"#).json()
         return Registration(
@@ -230,4 +273,41 @@ func postNotify(port: Int, body: String, client: HTTPClient = .shared) async thr
     let bytes = try await response.body.collect(upTo: 1 << 16)
     guard response.status == .created else { return nil }
     return try JSONValue.decode(Data(bytes.readableBytesView)).objectValue?["id"]?.stringValue
+}
+
+/// A connection of the test's own to Herald's SQLite file, through SQLite's C API (GRDB refuses to leave a
+/// transaction open between two accesses, and holding the write lock is the point).
+final class RawSQLiteConnection {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    private var handle: OpaquePointer?
+
+    init(path: String) throws {
+        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else {
+            throw Failure(description: "cannot open \(path)")
+        }
+        sqlite3_busy_timeout(handle, 10_000)
+    }
+
+    func execute(_ sql: String) throws {
+        guard sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK else { throw Failure(description: String(cString: sqlite3_errmsg(handle))) }
+    }
+
+    /// The first column of the first row, as text.
+    func text(_ sql: String) throws -> String? {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK else {
+            throw Failure(description: String(cString: sqlite3_errmsg(handle)))
+        }
+        defer { sqlite3_finalize(statement) }
+        guard sqlite3_step(statement) == SQLITE_ROW, let text = sqlite3_column_text(statement, 0) else { return nil }
+        return String(cString: text)
+    }
+
+    func close() {
+        sqlite3_close_v2(handle)
+        handle = nil
+    }
 }

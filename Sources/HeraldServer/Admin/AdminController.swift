@@ -194,7 +194,7 @@ struct AdminController<Context: RemoteAddressRequestContext>: Sendable {
                 notice: .error("A notification id is a UUID, such as 3f2c8a0e-5b1d-4c2a-8e6f-0a7e5b1d4c2a."),
                 values: ["query": query])
         }
-        guard let notification = try await storeCall({ try await store.notification(id: id) }) else {
+        guard let notification = try await storeCall({ try await pipeline.notification(id: id) }) else {
             return pages.render(
                 "notification", title: title, session: signedIn.session, status: .notFound,
                 notice: .error("No notification has this id."), values: ["query": query])

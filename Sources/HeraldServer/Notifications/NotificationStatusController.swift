@@ -6,7 +6,7 @@ import Hummingbird
 /// (`Authorization: Bearer <USER_ID>` or `Bearer hrd_…` with an API token of the device) and to the device owner
 /// (Basic); anyone else gets 404. Credentials that do not authenticate count as a failed credential check.
 struct NotificationStatusController<Context: RemoteAddressRequestContext>: Sendable {
-    let store: any HeraldStore
+    let pipeline: SendPipeline
     let directory: DeviceDirectory
     let tokens: APITokenManager
     let credentials: CredentialGuard
@@ -28,7 +28,7 @@ struct NotificationStatusController<Context: RemoteAddressRequestContext>: Senda
         } else {
             device = try await authenticated(nil, request, context, notFound) { throw notFound }
         }
-        let stored = try await storeCall { try await store.notification(id: id) }
+        let stored = try await storeCall { try await pipeline.notification(id: id) }
         guard let notification = stored, notification.deviceID == device.id else { throw notFound }
         var body: JSONObject = [
             "id": .string(notification.id.uuidString.lowercased()), "status": .string(notification.status.rawValue),
