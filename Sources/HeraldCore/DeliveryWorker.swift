@@ -447,6 +447,8 @@ public final class DeliveryWorker: Service, Sendable {
                 verdict = .deviceUnavailable(reason: reason)
             }
             outcome.notification.updatedAt = clock.now()
+            // Counted when the channel answered (what the counters describe), before anyone is told.
+            metrics.record(verdict, provider: provider)
             // A delivery changes nothing the sender's next request depends on (no quota given back, no device
             // deactivated), so its sender is answered once the outcome is queued, not once it is durable: one commit
             // less on the request's path. Status reads go through the same queue (`GroupCommit.notification(id:)`).
@@ -466,7 +468,6 @@ public final class DeliveryWorker: Service, Sendable {
                 metadata: ["notification": "\(notification.id)", "error": "\(error)"])
             return nil
         }
-        metrics.record(verdict, provider: provider)
         return AttemptReport(notification: outcome.notification, verdict: verdict)
     }
 

@@ -29,7 +29,8 @@ public final class GroupCommit: Sendable {
         batcher = Batcher(maximumBatch: Self.maximumBatch) { entries in
             let started = ContinuousClock.now
             let results = await Self.write(entries, to: store, owner: owner)
-            metrics.recordCommit(entries: entries.count, duration: ContinuousClock.now - started)
+            let writes = entries.count { if case .barrier = $0 { false } else { true } }
+            if writes > 0 { metrics.recordCommit(entries: writes, duration: ContinuousClock.now - started) }
             return results
         }
     }
