@@ -29,6 +29,23 @@ struct SQLiteQueryPlanTests {
     }
 }
 
+@Suite("SQLite durability")
+struct SQLiteDurabilityTests {
+    /// Every commit is synced to the log before the caller is answered (`synchronous = FULL`, 2 in `PRAGMA
+    /// synchronous`): a power loss takes nothing that was answered 2xx. GRDB's WAL set-up turns the writer to NORMAL
+    /// (1), which syncs only at checkpoints; the store must set FULL after it. Read on the writer, the connection that
+    /// commits, also after the file is opened a second time (migrations already done).
+    @Test func theWriterSyncsEveryCommit() async throws {
+        let path = try TemporaryDirectory.make().appendingPathComponent("herald.sqlite").path
+        for _ in 0..<2 {
+            let store = try SQLiteStore(path: path)
+            #expect(try await store.database.writeWithoutTransaction { try Int.fetchOne($0, sql: "PRAGMA synchronous") } == 2)
+            #expect(try await store.database.write { try String.fetchOne($0, sql: "PRAGMA journal_mode") } == "wal")
+            try await store.close()
+        }
+    }
+}
+
 @Suite("SQLite WAL checkpoints")
 struct WALCheckpointTests {
     /// SQLite would checkpoint inside the commit that takes the log past 1,000 pages; Herald's connections hand that
