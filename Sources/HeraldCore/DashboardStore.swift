@@ -51,7 +51,8 @@ public protocol DashboardStore: Sendable {
     /// The notifications whose state changed at or after `since` by state, the outbox depth, and the `errorLimit` most
     /// frequent last errors among them.
     func notificationSummary(since: Date, errorLimit: Int) async throws -> NotificationSummary
-    /// The notifications whose state changed last, newest change first (ties by id), of one device or, with `nil`,
-    /// of all.
+    /// With `nil`, the notifications whose state changed last, of all devices, newest change first; of one device, its
+    /// latest notifications, newest accepted first (ties by id in both). (An index on a device's notifications by
+    /// their last change would be rewritten by every delivery outcome.)
     func recentNotifications(deviceID: Device.ID?, limit: Int) async throws -> [PushNotification]
 }

@@ -27,6 +27,27 @@ struct SQLiteQueryPlanTests {
         #expect(!plan.contains { $0.contains("LIST SUBQUERY") }, "\(plan)")
         try await store.close()
     }
+
+    /// The dashboard lists a device's notifications from an index that delivery outcomes do not rewrite: one keyed
+    /// by the device and the last change cost every outcome a delete and an insert at random places in the file.
+    @Test func aDevicesNotificationsAreListedFromAnIndexThatOutcomesDoNotRewrite() async throws {
+        let store = try SQLiteStore(path: TemporaryDirectory.make().appendingPathComponent("herald.sqlite").path)
+        let (plan, indexedColumns) = try await store.database.read { db in
+            let plan = try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + SQLiteStore.deviceNotificationsStatement, arguments: ["d", 10])
+                .map { $0["detail"] as String }
+            let indexes = try Row.fetchAll(db, sql: "PRAGMA index_list(notification)").map { $0["name"] as String }
+            let columns = try indexes.map { name in
+                try Row.fetchAll(db, sql: "PRAGMA index_info(\(name))").compactMap { $0["name"] as String? }
+            }
+            return (plan, columns)
+        }
+        // Walked in the index's order; only notifications accepted at the same instant are sorted (by id).
+        #expect(
+            plan == ["SEARCH notification USING INDEX notification_device_created (device_id=?)", "USE TEMP B-TREE FOR RIGHT PART OF ORDER BY"],
+            "\(plan)")
+        #expect(!indexedColumns.contains { $0.contains("device_id") && $0.contains("updated_at") }, "\(indexedColumns)")
+        try await store.close()
+    }
 }
 
 @Suite("SQLite durability")

@@ -360,6 +360,31 @@ struct StoreContractTests {
         #expect(try await store.recentNotifications(deviceID: apns.id, limit: 10).last?.id == old.id)
         try await store.close()
     }
+
+    /// All devices: by last change. One device: newest accepted first, whatever changed since (an index by last
+    /// change per device would be rewritten by every outcome).
+    @Test(arguments: Backend.available)
+    func recentNotificationsOfADeviceAreOrderedByAcceptance(_ backend: Backend) async throws {
+        let store = try await backend.makeStore()
+        let device = Fixtures.device(token: Fixtures.apnsToken(3)).device
+        try await store.insertDevice(device)
+        let lease = Lease(owner: "a", expiresAt: start.addingTimeInterval(3_600))
+        let first = Fixtures.notification(for: device, at: start)
+        let second = Fixtures.notification(for: device, at: start.addingTimeInterval(10))
+        for notification in [first, second] {
+            _ = try await store.accept(notification, quota: QuotaRequest(day: today, maximum: nil), lease: lease)
+        }
+        var delivered = first
+        delivered.status = .delivered
+        delivered.attempts = 1
+        delivered.updatedAt = start.addingTimeInterval(20)
+        _ = try await store.commit(WriteBatch(outcomes: [DeliveryOutcome(notification: delivered)], owner: "a"))
+
+        #expect(try await store.recentNotifications(deviceID: device.id, limit: 10).map(\.id) == [second.id, first.id])
+        #expect(try await store.recentNotifications(deviceID: nil, limit: 10).map(\.id) == [first.id, second.id])
+        #expect(try await store.recentNotifications(deviceID: device.id, limit: 1).map(\.id) == [second.id])
+        try await store.close()
+    }
 }
 
 @Suite("SQLite store")

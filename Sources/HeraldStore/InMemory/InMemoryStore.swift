@@ -215,9 +215,13 @@ extension InMemoryStore {
     }
 
     public func recentNotifications(deviceID: Device.ID?, limit: Int) async throws -> [PushNotification] {
-        let chosen = notifications.values.filter { deviceID == nil || $0.deviceID == deviceID }
+        guard let deviceID else {
+            return Array(
+                notifications.values.sorted { ($1.updatedAt, $1.id.uuidString) < ($0.updatedAt, $0.id.uuidString) }.prefix(limit))
+        }
         return Array(
-            chosen.sorted { ($1.updatedAt, $1.id.uuidString) < ($0.updatedAt, $0.id.uuidString) }.prefix(limit))
+            notifications.values.filter { $0.deviceID == deviceID }
+                .sorted { ($1.createdAt, $1.id.uuidString) < ($0.createdAt, $0.id.uuidString) }.prefix(limit))
     }
 
     private struct DeviceTallyKey: Hashable {

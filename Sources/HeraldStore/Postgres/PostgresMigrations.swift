@@ -134,6 +134,12 @@ enum PostgresMigrations {
                 "CREATE INDEX notification_updated ON notification (updated_at)",
                 "CREATE INDEX notification_device_updated ON notification (device_id, updated_at)",
             ]),
+        Migration(
+            version: 4, description: "a device's notifications by acceptance, an index that outcomes do not change",
+            statements: [
+                "DROP INDEX notification_device_updated",
+                "CREATE INDEX notification_device_created ON notification (device_id, created_at)",
+            ]),
     ]
 
     /// The version the schema is at once every migration ran.

@@ -48,7 +48,7 @@ extension PostgresStore {
             return try await read(
                 """
                 SELECT \(unescaped: Self.notificationColumns) FROM notification WHERE device_id = \(deviceID)
-                ORDER BY updated_at DESC, id DESC LIMIT \(limit)
+                ORDER BY created_at DESC, id DESC LIMIT \(limit)
                 """
             ).map(Self.notification)
         }

@@ -109,6 +109,16 @@ enum SQLiteMigrations {
                     CREATE INDEX notification_device_updated ON notification(device_id, updated_at);
                     """)
         }
+        migrator.registerMigration("v7: a device's notifications by acceptance, an index that outcomes do not rewrite") { db in
+            // (device_id, updated_at) changed with every outcome: two more pages at random places in the file per
+            // delivery (a delete and an insert), 181 against 71 log pages for a commit of 52 outcomes
+            // (docs/performance.md). (device_id, created_at) is written once, at the accept.
+            try db.execute(
+                sql: """
+                    DROP INDEX notification_device_updated;
+                    CREATE INDEX notification_device_created ON notification(device_id, created_at);
+                    """)
+        }
         return migrator
     }
 }

@@ -42,13 +42,15 @@ extension SQLiteStore {
         }
     }
 
+    /// A device's latest notifications, from `notification_device_created`: an index that outcomes do not rewrite.
+    static let deviceNotificationsStatement =
+        "SELECT * FROM notification WHERE device_id = ? ORDER BY created_at DESC, id DESC LIMIT ?"
+
     public func recentNotifications(deviceID: Device.ID?, limit: Int) async throws -> [PushNotification] {
         try await database.read { db in
             let rows: [Row]
             if let deviceID {
-                rows = try Row.fetchAll(
-                    db, sql: "SELECT * FROM notification WHERE device_id = ? ORDER BY updated_at DESC, id DESC LIMIT ?",
-                    arguments: [deviceID.databaseString, limit])
+                rows = try Row.fetchAll(db, sql: Self.deviceNotificationsStatement, arguments: [deviceID.databaseString, limit])
             } else {
                 rows = try Row.fetchAll(
                     db, sql: "SELECT * FROM notification ORDER BY updated_at DESC, id DESC LIMIT ?", arguments: [limit])
