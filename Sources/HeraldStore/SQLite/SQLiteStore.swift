@@ -36,9 +36,6 @@ public final class SQLiteStore: HeraldStore {
         // Few readers share the work (device lookups, status reads): each warms its own page cache.
         configuration.maximumReaderCount = 2
         configuration.prepareDatabase { db in
-            // WAL is DatabasePool's journal mode; FULL makes every committed transaction survive power loss too (set
-            // again on the writer below, after GRDB's WAL set-up).
-            try db.execute(sql: "PRAGMA synchronous = FULL")
             // Large stores (a million devices): pages are read through a memory map (no copy per page read) and
             // kept in a page cache of up to 64 MiB per connection (allocated as pages are read). Under load a reader
             // finds the database changed at every read and, in WAL mode, drops its page cache and unmaps the file;
@@ -53,10 +50,11 @@ public final class SQLiteStore: HeraldStore {
             checkpointer.watch(db)
         }
         database = try DatabasePool(path: path, configuration: configuration)
-        // GRDB turns the writer to `synchronous = NORMAL` after `prepareDatabase`, when it sets up WAL mode ("many
-        // applications choose NORMAL in WAL mode"): commits would then reach the log without an fsync, and a power
-        // loss could take notifications that were answered 2xx. The writer is the pool's one connection that
-        // commits, for the pool's whole life.
+        // FULL makes every committed transaction survive power loss too. It is set here, not in `prepareDatabase`:
+        // GRDB sets up WAL mode (DatabasePool's journal mode) after that and turns the writer to `synchronous =
+        // NORMAL` ("many applications choose NORMAL in WAL mode"), under which commits reach the log without an fsync
+        // and a power loss could take notifications that were answered 2xx. The writer is the pool's one connection
+        // that commits, for the pool's whole life; readers never commit.
         try database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
         try SQLiteMigrations.migrator.migrate(database)
         try checkpointer.open(path: path)
