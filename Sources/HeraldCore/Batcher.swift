@@ -9,6 +9,11 @@ import Synchronization
 /// the first caller that queued meanwhile, which runs the next batch. A caller is answered only once its own entry
 /// was processed.
 ///
+/// With ``BatchPatience``, an entry may be submitted as one that can wait (`mayWait`): a batch that would hold only such
+/// entries waits for company first, until an entry that cannot wait arrives, enough entries are queued, or the
+/// longest delay has passed. The group commit saves delivery outcomes that nobody waits for this way: they ride along
+/// with the next accept instead of costing a commit (and an fsync) of their own.
+///
 /// ```swift
 /// let lookups = Batcher<String, Int?>(maximumBatch: 256) { keys in
 ///     keys.map { .success(table[$0]) }
@@ -27,23 +32,65 @@ public final class Batcher<Entry: Sendable, Answer: Sendable>: Sendable {
     private struct Waiting {
         var ticket: UInt64
         var entry: Entry
+        var mayWait: Bool
         var continuation: CheckedContinuation<Turn, Never>?
+    }
+
+    /// A leader holding back its batch for company.
+    private enum Company {
+        case none
+        /// The leader is about to park: an arrival before it does must still count.
+        case awaited
+        case arrived
+        case parked(CheckedContinuation<Void, Never>)
     }
 
     private struct State {
         var queue: [Waiting] = []
+        /// Whether `queue` holds an entry that cannot wait.
+        var queueHasUrgent = false
         var isRunning = false
         var nextTicket: UInt64 = 0
+        var company = Company.none
+        var isDoneHoldingBack = false
+
+        /// Whether a batch taken now should hold back for company.
+        func shouldWait(_ patience: BatchPatience) -> Bool {
+            !isDoneHoldingBack && !queueHasUrgent && queue.count < patience.enoughEntries
+        }
+
+        /// The parked leader to wake, if the queue no longer gives it reason to wait.
+        mutating func leaderToWake(_ patience: BatchPatience?) -> CheckedContinuation<Void, Never>? {
+            guard let patience, !shouldWait(patience) else { return nil }
+            return wakeLeader()
+        }
+
+        mutating func wakeLeader() -> CheckedContinuation<Void, Never>? {
+            switch company {
+            case .parked(let leader):
+                company = .none
+                return leader
+            case .awaited:
+                company = .arrived
+                return nil
+            case .none, .arrived:
+                return nil
+            }
+        }
     }
 
     private let maximumBatch: Int
+    private let patience: BatchPatience?
     private let process: Process
     private let state = Mutex(State())
 
-    /// - Parameter maximumBatch: the most entries one `process` call takes; the rest wait for the next.
-    public init(maximumBatch: Int, process: @escaping Process) {
+    /// - Parameters:
+    ///   - maximumBatch: the most entries one `process` call takes; the rest wait for the next.
+    ///   - patience: how a batch of entries submitted with `mayWait` holds back for company; `nil`: never.
+    public init(maximumBatch: Int, patience: BatchPatience? = nil, process: @escaping Process) {
         precondition(maximumBatch > 0, "a batch holds at least one entry")
         self.maximumBatch = maximumBatch
+        self.patience = patience
         self.process = process
     }
 
@@ -52,23 +99,43 @@ public final class Batcher<Entry: Sendable, Answer: Sendable>: Sendable {
         state.withLock { state in state.queue.filter { $0.continuation != nil }.count }
     }
 
+    /// Whether a batch of entries that may wait is holding back for company.
+    public var isHoldingBack: Bool {
+        state.withLock { state in
+            if case .parked = state.company { true } else { false }
+        }
+    }
+
+    /// Runs a batch that holds back now, and no batch holds back from now on (at shutdown).
+    public func stopHoldingBack() {
+        state.withLock { state in
+            state.isDoneHoldingBack = true
+            return state.wakeLeader()
+        }?.resume()
+    }
+
     /// Submits one entry; returns its answer once its batch was processed. `whenQueued` runs as soon as the entry is
     /// in the queue, before any batch that holds it starts: anything submitted after it is processed after it.
-    public func submit(_ entry: Entry, whenQueued: (@Sendable () -> Void)? = nil) async throws -> Answer {
+    /// `mayWait`: the entry's batch may hold back for company (see ``BatchPatience``).
+    public func submit(
+        _ entry: Entry, mayWait: Bool = false, whenQueued: (@Sendable () -> Void)? = nil
+    ) async throws -> Answer {
         var ticket: UInt64 = 0
         let turn = await withCheckedContinuation { (continuation: CheckedContinuation<Turn, Never>) in
-            let leads = state.withLock { state in
+            let (leads, leader) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
                 ticket = state.nextTicket
                 state.nextTicket &+= 1
+                if !mayWait { state.queueHasUrgent = true }
                 if state.isRunning {
-                    state.queue.append(Waiting(ticket: ticket, entry: entry, continuation: continuation))
-                    return false
+                    state.queue.append(Waiting(ticket: ticket, entry: entry, mayWait: mayWait, continuation: continuation))
+                    return (false, state.leaderToWake(patience))
                 }
                 state.isRunning = true
-                state.queue.append(Waiting(ticket: ticket, entry: entry, continuation: nil))
-                return true
+                state.queue.append(Waiting(ticket: ticket, entry: entry, mayWait: mayWait, continuation: nil))
+                return (true, nil)
             }
             whenQueued?()
+            leader?.resume()
             if leads { continuation.resume(returning: .lead) }
         }
         switch turn {
@@ -84,10 +151,12 @@ public final class Batcher<Entry: Sendable, Answer: Sendable>: Sendable {
         // Let the tasks that are ready to run queue their entries first: it costs a few microseconds and makes the
         // batches of concurrent requests much larger than what happened to arrive during the previous batch.
         await Task.yield()
+        if let patience { await waitForCompany(patience) }
         let batch = state.withLock { state in
             let count = min(state.queue.count, maximumBatch)
             let batch = Array(state.queue.prefix(count))
             state.queue.removeFirst(count)
+            state.queueHasUrgent = state.queue.contains { !$0.mayWait }
             return batch
         }
         let results = await process(batch.map(\.entry))
@@ -113,5 +182,48 @@ public final class Batcher<Entry: Sendable, Answer: Sendable>: Sendable {
         next?.resume(returning: .lead)
         guard let mine else { preconditionFailure("the leader's entry is in its own batch") }
         return mine
+    }
+
+    /// Holds the batch back while it holds only entries that may wait, too few of them, and the delay has not passed.
+    private func waitForCompany(_ patience: BatchPatience) async {
+        let waits = state.withLock { state in
+            guard state.shouldWait(patience) else { return false }
+            state.company = .awaited
+            return true
+        }
+        guard waits else { return }
+        await withDiscardingTaskGroup { group in
+            group.addTask {
+                // Woken early (cancelled) once the leader has company; a cancelled leader's task wakes it at once.
+                try? await Task.sleep(for: patience.maximumDelay)
+                self.state.withLock { $0.wakeLeader() }?.resume()
+            }
+            await withCheckedContinuation { (leader: CheckedContinuation<Void, Never>) in
+                let arrived = state.withLock { state in
+                    if case .arrived = state.company {
+                        state.company = .none
+                        return true
+                    }
+                    state.company = .parked(leader)
+                    return false
+                }
+                if arrived { leader.resume() }
+            }
+            group.cancelAll()
+        }
+    }
+}
+
+/// How long a batch of entries that may wait holds back for company.
+public struct BatchPatience: Sendable {
+    /// The longest a batch of such entries waits before it runs anyway.
+    public var maximumDelay: Duration
+    /// A batch of such entries runs at once when this many are queued.
+    public var enoughEntries: Int
+
+    public init(maximumDelay: Duration, enoughEntries: Int) {
+        precondition(enoughEntries > 0, "a batch runs with at least one entry")
+        self.maximumDelay = maximumDelay
+        self.enoughEntries = enoughEntries
     }
 }

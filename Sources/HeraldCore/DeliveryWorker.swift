@@ -40,7 +40,8 @@ public struct AttemptReport: Sendable, Equatable {
 /// - **Back-pressure.** `maximumConcurrentDeliveries` slots take work from one ready queue. When that queue is long,
 ///   fresh notifications are stored unleased and wait in the timer queue and the store instead of being dropped.
 /// - **Group commit.** Outcomes are saved through ``outbox`` (``GroupCommit``), with the accepts of the send pipeline.
-///   A sender waiting for a delivery is answered once its outcome is queued there, before it is committed.
+///   A sender waiting for a delivery is answered once its outcome is queued there, before it is committed; an outcome
+///   that nobody waits for holds back (a few milliseconds) to be committed with the next accept.
 public final class DeliveryWorker: Service, Sendable {
     /// Tuning of the worker.
     public struct Configuration: Sendable {
@@ -60,6 +61,8 @@ public final class DeliveryWorker: Service, Sendable {
         /// A notification handed to the instance where its device's WebSocket client is connected is due again here
         /// after this long, in case that instance did not take it (it died, or the client left).
         public var handOverTimeout: TimeInterval
+        /// The longest a delivery outcome that nobody waits for holds back to be committed with the next accept.
+        public var outcomeCommitDelay: Duration
         /// This instance's name in leases; unique per process unless set. An instance that restarts under the same
         /// name takes back its own leases at once (they belong to its dead predecessor); under another name it waits
         /// for them to expire.
@@ -68,7 +71,8 @@ public final class DeliveryWorker: Service, Sendable {
         public init(
             maximumConcurrentDeliveries: Int = 256, retryPolicy: RetryPolicy = .init(), leaseDuration: TimeInterval = 30,
             tick: Duration = .milliseconds(100), refillInterval: Duration = .seconds(5), scheduleCapacity: Int = 50_000,
-            deliveryWait: Duration = .milliseconds(500), handOverTimeout: TimeInterval = 15, instanceID: String? = nil
+            deliveryWait: Duration = .milliseconds(500), handOverTimeout: TimeInterval = 15,
+            outcomeCommitDelay: Duration = GroupCommit.defaultPatience.maximumDelay, instanceID: String? = nil
         ) {
             self.maximumConcurrentDeliveries = maximumConcurrentDeliveries
             self.retryPolicy = retryPolicy
@@ -78,6 +82,7 @@ public final class DeliveryWorker: Service, Sendable {
             self.scheduleCapacity = scheduleCapacity
             self.deliveryWait = deliveryWait
             self.handOverTimeout = handOverTimeout
+            self.outcomeCommitDelay = outcomeCommitDelay
             self.instanceID = instanceID
         }
 
@@ -152,7 +157,12 @@ public final class DeliveryWorker: Service, Sendable {
         self.metrics = metrics
         let instanceID = configuration.instanceID ?? "herald-" + UUID().uuidString.lowercased().prefix(13)
         self.instanceID = instanceID
-        self.outbox = GroupCommit(store: store, owner: instanceID, metrics: metrics)
+        // Outcomes that nobody waits for hold back for an accept to ride along with, but never hold so many slots
+        // that deliveries stall behind them.
+        let patience = BatchPatience(
+            maximumDelay: configuration.outcomeCommitDelay,
+            enoughEntries: max(1, min(GroupCommit.defaultPatience.enoughEntries, configuration.maximumConcurrentDeliveries / 4)))
+        self.outbox = GroupCommit(store: store, owner: instanceID, metrics: metrics, patience: patience)
         self.state = Mutex(State(schedule: DeliverySchedule(capacity: configuration.scheduleCapacity)))
         (wakeups, wakeupSink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
@@ -283,6 +293,7 @@ public final class DeliveryWorker: Service, Sendable {
         }
         for slot in idle { slot.resume(returning: nil) }
         for waiter in waiters { waiter.resume(returning: nil) }
+        outbox.stopHoldingBackOutcomes()
         wakeupSink.finish()
     }
 
@@ -457,7 +468,15 @@ public final class DeliveryWorker: Service, Sendable {
                 let report = AttemptReport(notification: outcome.notification, verdict: verdict)
                 answerSender = { self.answerWaiter(with: report) }
             }
-            try await outbox.save(outcome, whenQueued: answerSender)
+            // An outcome that nobody waits for (its sender is answered above, or has gone, or there never was one)
+            // may wait for the next accept's commit. A hand-over waits for it: the other instance claims next.
+            let nobodyWaits: Bool
+            switch verdict {
+            case .delivered: nobodyWaits = true
+            case .handedOver: nobodyWaits = false
+            default: nobodyWaits = state.withLock { $0.waiters[notification.id] == nil }
+            }
+            try await outbox.save(outcome, mayWait: nobodyWaits, whenQueued: answerSender)
             if case .handedOver(let instance) = verdict {
                 // The lease is given back (saved above): the instance with the client claims it now.
                 try? await cluster?.send(.deliverPending(deviceID: notification.deviceID, instance: instance))

@@ -5,6 +5,11 @@ import Foundation
 /// ``Batcher``). A caller is answered only once its own entry is durable. Entries are written in the order they were
 /// queued, so ``notification(id:)`` reads a notification as it stands after every write queued before the read.
 ///
+/// An outcome that nobody waits for (its sender was answered already, or it has none) may wait for company: a batch
+/// of such outcomes alone holds back until an accept or a read arrives, ``patience``'s count is queued, or its delay
+/// has passed, so that outcomes ride along with the accepts' commits instead of costing commits (and fsyncs) of their
+/// own. Every commit is still synced; an outcome is durable at most that delay later.
+///
 /// ```swift
 /// let commit = GroupCommit(store: store, owner: "instance-1")
 /// let decision = try await commit.accept(AcceptRequest(notification: n, quota: quota))
@@ -21,12 +26,20 @@ public final class GroupCommit: Sendable {
     /// The most entries one transaction takes; the rest wait for the next.
     public static let maximumBatch = 1_024
 
+    /// How long outcomes that nobody waits for hold back for an accept to ride along with: 5 ms, or until 32 are
+    /// queued.
+    public static let defaultPatience = BatchPatience(maximumDelay: .milliseconds(5), enoughEntries: 32)
+
     private let batcher: Batcher<Entry, AcceptDecision?>
     private let store: any NotificationStore
 
-    public init(store: any NotificationStore, owner: String, metrics: DeliveryMetrics = .init()) {
+    /// - Parameter patience: how outcomes that nobody waits for hold back for company; `nil`: never.
+    public init(
+        store: any NotificationStore, owner: String, metrics: DeliveryMetrics = .init(),
+        patience: BatchPatience? = GroupCommit.defaultPatience
+    ) {
         self.store = store
-        batcher = Batcher(maximumBatch: Self.maximumBatch) { entries in
+        batcher = Batcher(maximumBatch: Self.maximumBatch, patience: patience) { entries in
             let started = ContinuousClock.now
             let results = await Self.write(entries, to: store, owner: owner)
             let writes = entries.count { if case .barrier = $0 { false } else { true } }
@@ -42,9 +55,17 @@ public final class GroupCommit: Sendable {
     }
 
     /// Saves one delivery outcome; returns once it is durable. `whenQueued` runs as soon as the outcome is queued:
-    /// from then on, ``notification(id:)`` sees it.
-    public func save(_ outcome: DeliveryOutcome, whenQueued: (@Sendable () -> Void)? = nil) async throws {
-        _ = try await batcher.submit(.outcome(outcome), whenQueued: whenQueued)
+    /// from then on, ``notification(id:)`` sees it. `mayWait`: nobody waits for this outcome to be durable, so its
+    /// commit may wait for company (up to the patience's delay).
+    public func save(
+        _ outcome: DeliveryOutcome, mayWait: Bool = false, whenQueued: (@Sendable () -> Void)? = nil
+    ) async throws {
+        _ = try await batcher.submit(.outcome(outcome), mayWait: mayWait, whenQueued: whenQueued)
+    }
+
+    /// Commits held-back outcomes now, and holds none back from now on (at shutdown).
+    public func stopHoldingBackOutcomes() {
+        batcher.stopHoldingBack()
     }
 
     /// One notification as it stands once every write queued before this call is durable: a sender who was answered

@@ -61,7 +61,7 @@ public func buildApplication(
         store: store, providers: providers, localChannel: hub, clock: clock,
         configuration: .init(
             maximumConcurrentDeliveries: configuration.deliveryConcurrency, leaseDuration: configuration.leaseDuration,
-            deliveryWait: configuration.deliveryWait,
+            deliveryWait: configuration.deliveryWait, outcomeCommitDelay: configuration.outcomeCommitDelay,
             instanceID: configuration.instanceID ?? defaultInstanceID(port: configuration.port)),
         metrics: DeliveryMetrics(factory: metrics.factory), logger: logger)
     var configuration = configuration

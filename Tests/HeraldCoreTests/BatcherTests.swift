@@ -108,4 +108,71 @@ struct BatcherTests {
         #expect(try await second.value == 20)
         #expect(gated.log.batches.withLock { $0 } == [[1], [2]])
     }
+
+    // MARK: Patience
+
+    /// A batcher that records its batches, with patience that only company ends (the delay is an hour).
+    private func patientBatcher(enoughEntries: Int = 100, maximumDelay: Duration = .seconds(3_600)) -> (Batcher<Int, Int>, BatchLog) {
+        let log = BatchLog()
+        let batcher = Batcher<Int, Int>(
+            maximumBatch: 100, patience: BatchPatience(maximumDelay: maximumDelay, enoughEntries: enoughEntries)
+        ) { entries in
+            log.batches.withLock { $0.append(entries) }
+            return entries.map { .success($0 * 10) }
+        }
+        return (batcher, log)
+    }
+
+    private func waitUntilHoldingBack(_ batcher: Batcher<Int, Int>) async {
+        while !batcher.isHoldingBack { await Task.yield() }
+    }
+
+    @Test func entriesThatMayWaitHoldBackUntilOneThatCannotArrivesThenGoTogether() async throws {
+        let (batcher, log) = patientBatcher()
+        let first = Task { try await batcher.submit(1, mayWait: true) }
+        await waitUntilHoldingBack(batcher)
+        let second = Task { try await batcher.submit(2, mayWait: true) }
+        while batcher.waiting < 1 { await Task.yield() }
+        #expect(batcher.isHoldingBack)
+        #expect(log.batches.withLock { $0 }.isEmpty)
+        #expect(try await batcher.submit(3) == 30)
+        #expect(try await first.value == 10)
+        #expect(try await second.value == 20)
+        #expect(log.batches.withLock { $0 } == [[1, 2, 3]])
+        #expect(!batcher.isHoldingBack)
+    }
+
+    @Test func enoughEntriesThatMayWaitRunWithoutCompany() async throws {
+        let (batcher, log) = patientBatcher(enoughEntries: 3)
+        let first = Task { try await batcher.submit(1, mayWait: true) }
+        await waitUntilHoldingBack(batcher)
+        let second = Task { try await batcher.submit(2, mayWait: true) }
+        while batcher.waiting < 1 { await Task.yield() }
+        #expect(log.batches.withLock { $0 }.isEmpty)
+        #expect(try await batcher.submit(4, mayWait: true) == 40)
+        #expect(try await first.value == 10)
+        #expect(try await second.value == 20)
+        #expect(log.batches.withLock { $0 } == [[1, 2, 4]])
+    }
+
+    @Test func anEntryThatCannotWaitNeverHoldsBack() async throws {
+        let (batcher, log) = patientBatcher()
+        #expect(try await batcher.submit(5) == 50)
+        #expect(log.batches.withLock { $0 } == [[5]])
+    }
+
+    @Test func aLoneEntryThatMayWaitRunsOnceTheDelayHasPassed() async throws {
+        let (batcher, log) = patientBatcher(maximumDelay: .milliseconds(20))
+        #expect(try await batcher.submit(6, mayWait: true) == 60)
+        #expect(log.batches.withLock { $0 } == [[6]])
+    }
+
+    @Test func aCancelledLeaderStopsHoldingBack() async throws {
+        let (batcher, log) = patientBatcher()
+        let first = Task { try await batcher.submit(7, mayWait: true) }
+        await waitUntilHoldingBack(batcher)
+        first.cancel()
+        #expect(try await first.value == 70)
+        #expect(log.batches.withLock { $0 } == [[7]])
+    }
 }

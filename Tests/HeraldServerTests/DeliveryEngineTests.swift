@@ -217,6 +217,66 @@ struct DeliveryEngineTests {
         try await apns.shutdown()
     }
 
+    /// A delivered outcome holds back for the next accept's commit instead of costing a commit (and an fsync) of its
+    /// own; a status read does not wait for company. The delay is an hour here, so only company or a read ends it.
+    @Test func aDeliveredOutcomeIsCommittedWithTheNextAcceptNotInACommitOfItsOwn() async throws {
+        var started = try await APNsTestServer.start()
+        let store = try SQLiteStore(path: started.server.databasePath)
+        started.server.store = store
+        started.server.configuration.outcomeCommitDelay = .seconds(3_600)
+        let apns = started
+        try await apns.server.run { client in
+            let registration = try await client.register(token: Fixtures.apnsToken(0x45))
+            let file = try RawSQLiteConnection(path: apns.server.databasePath)
+            func statusInFile(_ id: String) throws -> String? {
+                try file.text("SELECT status FROM notification WHERE id = '\(id)'")
+            }
+            let commitsBefore = store.committedWriteTransactions
+
+            let first = try await client.notify(registration.userID, title: "first")
+            #expect(first.status == .created)
+            let firstID = try #require(try first.json()["id"]?.stringValue)
+            #expect(try first.json()["status"] == "delivered")
+            #expect(try statusInFile(firstID) == "pending", "the outcome was committed on its own")
+
+            let second = try await client.notify(registration.userID, title: "second")
+            let secondID = try #require(try second.json()["id"]?.stringValue)
+            #expect(try second.json()["status"] == "delivered")
+            // The second accept's commit carried the first outcome.
+            #expect(try statusInFile(firstID) == "delivered")
+            #expect(try statusInFile(secondID) == "pending")
+            #expect(store.committedWriteTransactions - commitsBefore == 2, "two accepts, two commits")
+
+            // A read takes the held outcome along at once.
+            let read = try await status(of: secondID, client, registration)
+            #expect(read["status"] == "delivered")
+            #expect(try statusInFile(secondID) == "delivered")
+            #expect(store.committedWriteTransactions - commitsBefore == 3)
+            #expect(apns.production.acceptedPushes.compactMap { $0.header("apns-id") } == [firstID, secondID])
+            file.close()
+        }
+        try await apns.shutdown()
+    }
+
+    /// At shutdown a held-back outcome is committed at once, not after its delay (an hour here; without the flush
+    /// the shutdown waits for it, past the time limit).
+    @Test(.timeLimit(.minutes(1))) func shutdownCommitsAHeldBackOutcome() async throws {
+        var started = try await APNsTestServer.start()
+        started.server.configuration.outcomeCommitDelay = .seconds(3_600)
+        let apns = started
+        let sentID = try await apns.server.run { client in
+            let registration = try await client.register(token: Fixtures.apnsToken(0x46))
+            let sent = try await client.notify(registration.userID)
+            #expect(try sent.json()["status"] == "delivered")
+            return try sent.json()["id"]?.stringValue
+        }
+        let id = try #require(sentID)
+        let file = try RawSQLiteConnection(path: apns.server.databasePath)
+        #expect(try file.text("SELECT status FROM notification WHERE id = '\(id)'") == "delivered")
+        file.close()
+        try await apns.shutdown()
+    }
+
     private func registerWebSocketDevice(_ client: some TestClientProtocol) async throws -> Registration {
         let registered = try await client.post("/api/push/register", #"{"platform": "websocket"}"#).json()
         return Registration(

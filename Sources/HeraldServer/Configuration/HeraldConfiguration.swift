@@ -1,5 +1,6 @@
 import Foundation
 import HeraldAPNs
+import HeraldCore
 import HeraldFCM
 import Logging
 
@@ -31,6 +32,9 @@ public struct HeraldConfiguration: Sendable {
     /// How long a delivery claim (lease) lasts in the store; renewed every third of it while held. After a crash,
     /// another instance (or the restarted one) takes over the notifications in flight once their leases expire.
     public var leaseDuration: TimeInterval = 30
+    /// The longest a delivery outcome that nobody waits for holds back to be committed with the next accept (tuning;
+    /// not read from the environment).
+    public var outcomeCommitDelay: Duration = GroupCommit.defaultPatience.maximumDelay
     /// This instance's name in the store's leases; `HOSTNAME:PORT` when `nil`. A restarted instance with the same name
     /// takes back the leases its crashed predecessor held at once; instances sharing a database need distinct names.
     public var instanceID: String?
