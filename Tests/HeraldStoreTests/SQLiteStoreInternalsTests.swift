@@ -69,12 +69,12 @@ struct SQLiteDurabilityTests {
 
 @Suite("SQLite WAL checkpoints")
 struct WALCheckpointTests {
-    /// SQLite would checkpoint inside the commit that takes the log past 1,000 pages; Herald's connections hand that
-    /// to the checkpointer's own connection instead (`PRAGMA wal_autocheckpoint` reads 0 when another WAL hook is
-    /// installed).
+    /// SQLite would checkpoint inside the commit that takes the log past its threshold; Herald's connections hand
+    /// that to the checkpointer's own connection instead (`PRAGMA wal_autocheckpoint` reads 0 when another WAL hook
+    /// is installed). The threshold is 1,000 pages here (10,000 by default), so that 600 devices cross it.
     @Test func commitsLeaveCheckpointsToTheCheckpointersConnection() async throws {
         let path = try TemporaryDirectory.make().appendingPathComponent("herald.sqlite").path
-        let store = try SQLiteStore(path: path)
+        let store = try SQLiteStore(path: path, checkpointPages: 1_000)
         #expect(try await store.database.write { try Int.fetchOne($0, sql: "PRAGMA wal_autocheckpoint") } == 0)
         #expect(try await store.database.read { try Int.fetchOne($0, sql: "PRAGMA wal_autocheckpoint") } == 0)
         // One transaction per device, a few pages each: past 1,000 pages of log.

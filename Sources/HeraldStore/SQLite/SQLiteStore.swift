@@ -25,11 +25,19 @@ public final class SQLiteStore: HeraldStore {
     private let writeTransactions = Atomic(0)
     private let scheduleReads = Atomic(0)
 
+    /// The log size (pages) from which it is checkpointed: 10,000 (about 40 MB), ten times SQLite's default
+    /// (``WALCheckpointer``).
+    public static let defaultCheckpointPages = 10_000
+
     /// Opens (creating if needed) the database at `path` and brings its schema up to date. With `maximumBytes`, the
-    /// file never grows beyond it: a write that would need more fails as on a full disk.
-    public init(path: String, maximumBytes: Int? = nil, logger: Logger = Logger(label: "herald.store")) throws {
+    /// file never grows beyond it: a write that would need more fails as on a full disk. `checkpointPages`: the log
+    /// size (pages) from which it is copied back into the database file (``WALCheckpointer``).
+    public init(
+        path: String, maximumBytes: Int? = nil, checkpointPages: Int = SQLiteStore.defaultCheckpointPages,
+        logger: Logger = Logger(label: "herald.store")
+    ) throws {
         writeHealth = StoreWriteHealth(logger: logger, storageFailure: Self.diskFailure)
-        let checkpointer = WALCheckpointer(logger: logger)
+        let checkpointer = WALCheckpointer(threshold: checkpointPages, logger: logger)
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(10)
