@@ -6,7 +6,7 @@ import Foundation
 /// queued, so ``notification(id:)`` reads a notification as it stands after every write queued before the read.
 ///
 /// An outcome that nobody waits for (its sender was answered already, or it has none) may wait for company: a batch
-/// of such outcomes alone holds back until an accept or a read arrives, ``patience``'s count is queued, or its delay
+/// of such outcomes alone holds back until an accept or a read arrives, the patience's count is queued, or its delay
 /// has passed, so that outcomes ride along with the accepts' commits instead of costing commits (and fsyncs) of their
 /// own. Every commit is still synced; an outcome is durable at most that delay later.
 ///
