@@ -79,7 +79,9 @@ public func buildApplication(
         store: store, pipeline: pipeline, worker: worker, hub: hub, link: link, clock: clock,
         bodyLimit: configuration.maximumBodyBytes, registration: .init(configuration),
         addresses: try ClientAddressResolver(configuration), metrics: metrics.server,
-        adminToken: configuration.adminToken)
+        adminToken: configuration.adminToken,
+        webSocketSession: .init(maximumMessageSize: WebSocketController.maximumMessageSize, pingInterval: configuration.webSocketPingInterval),
+        logger: logger)
     var services: [any Service] = closers + [worker, hub]
     if let registry = metrics.registry {
         let endpoint = MetricsEndpoint(registry: registry, metrics: metrics.server, store: store, worker: worker, hub: hub, clock: clock)
@@ -111,13 +113,10 @@ func defaultInstanceID(port: Int) -> String {
 /// HTTP/1.1 with the WebSocket upgrade, every connection under a ``ConnectionGuard`` (timeouts, connection cap,
 /// parser errors answered in JSON, RFC 6455 frame checks).
 func guardedServer(webSocket: WebSocketController, configuration: HeraldConfiguration) -> HTTPServerBuilder {
-    let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
-        ws: .init(autoPing: .enabled(timePeriod: configuration.webSocketPingInterval), validateUTF8: true))
     let connections = OpenConnections()
     return HTTPServerBuilder { responder in
         GuardedServerChannel(
-            base: HTTP1WebSocketUpgradeChannel(
-                responder: responder, configuration: channelConfiguration, shouldUpgrade: webSocket.shouldUpgrade),
+            base: HTTPWithWebSocketChannel(responder: responder, webSocket: webSocket),
             limits: configuration.connectionLimits, connections: connections)
     }
 }
@@ -126,7 +125,9 @@ func guardedServer(webSocket: WebSocketController, configuration: HeraldConfigur
 func buildRouters(
     store: any HeraldStore, pipeline: SendPipeline, worker: DeliveryWorker, hub: WebSocketHub, link: ClusterLink? = nil,
     clock: any WallClock, bodyLimit: Int, registration: RegistrationSettings, addresses: ClientAddressResolver,
-    metrics: ServerMetrics, adminToken: String? = nil
+    metrics: ServerMetrics, adminToken: String? = nil,
+    webSocketSession: WebSocketSession.Configuration = .init(maximumMessageSize: WebSocketController.maximumMessageSize, pingInterval: .seconds(30)),
+    logger: Logger = Logger(label: "herald")
 ) -> (http: Router<HeraldRequestContext>, webSocket: WebSocketController) {
     let router = Router(context: HeraldRequestContext.self, options: .autoGenerateHeadEndpoints)
     router.add(middleware: JSONErrorMiddleware())
@@ -172,7 +173,9 @@ func buildRouters(
             bodyLimit: bodyLimit
         ).addRoutes(to: router)
     }
-    let webSocket = WebSocketController(hub: hub, directory: directory, credentials: credentials, worker: worker, link: link)
+    let webSocket = WebSocketController(
+        hub: hub, directory: directory, credentials: credentials, worker: worker, link: link,
+        sessionConfiguration: webSocketSession, logger: logger)
     webSocket.addRoutes(to: router)
     return (router, webSocket)
 }

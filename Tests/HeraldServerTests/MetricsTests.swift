@@ -104,7 +104,7 @@ struct MetricsTests {
         let patient = WebSocketHub(confirmTimeout: .seconds(60), metrics: factory, logger: Logger(label: "test"))
         let events = AsyncStream.makeStream(of: String.self)
         let subscribed = patient.subscribe(
-            deviceID: device.id, messageID: 1, supportsConfirm: true, write: { events.continuation.yield($0) }, close: {})
+            deviceID: device.id, messageID: 1, supportsConfirm: true, socket: HandingOverSocket { events.continuation.yield($0) })
         let subscription = try #require(subscribed)
         let confirmer = Task {
             for await event in events.stream {
@@ -119,7 +119,7 @@ struct MetricsTests {
         patient.unsubscribe(subscription, deviceID: device.id)
         // …and one that never confirms (this hub waits 50 ms).
         let impatient = WebSocketHub(confirmTimeout: .milliseconds(50), metrics: factory, logger: Logger(label: "test"))
-        _ = impatient.subscribe(deviceID: device.id, messageID: 1, supportsConfirm: true, write: { _ in }, close: {})
+        _ = impatient.subscribe(deviceID: device.id, messageID: 1, supportsConfirm: true, socket: HandingOverSocket { _ in })
         #expect(await impatient.deliver(Fixtures.notification(for: device), to: device) == false)
 
         let samples = Exposition(registry.emitToString())

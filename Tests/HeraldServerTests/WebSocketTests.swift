@@ -6,6 +6,9 @@ import HeraldStore
 import HeraldTesting
 import HummingbirdTesting
 import Logging
+import NIOCore
+import NIOEmbedded
+import NIOWebSocket
 import Testing
 
 @Suite("WebSocket channel")
@@ -215,18 +218,57 @@ struct WebSocketHubTests {
     @Test func aSlowClientsQueueIsBounded() async throws {
         let hub = WebSocketHub(confirmTimeout: .seconds(1), logger: Logger(label: "test"))
         let device = Fixtures.device(platform: .websocket).device
-        // A subscriber whose socket never finishes a write.
-        let subscribed = hub.subscribe(
-            deviceID: device.id, messageID: 1, supportsConfirm: false, write: { _ in try await Task.sleep(for: .seconds(3_600)) },
-            close: {})
+        // A socket whose writes never finish: its client stopped reading.
+        let stalled = StalledWrites()
+        let channel = NIOAsyncTestingChannel()
+        try await channel.pipeline.addHandler(stalled)
+        let subscribed = hub.subscribe(deviceID: device.id, messageID: 1, supportsConfirm: false, socket: WebSocketConnection(channel: channel))
         let subscription = try #require(subscribed)
         var delivered = 0
         for index in 0..<(WebSocketHub.sendQueueLimit + 20) {
             if await hub.deliver(Fixtures.notification(for: device, title: "n\(index)"), to: device) { delivered += 1 }
         }
         #expect(delivered == WebSocketHub.sendQueueLimit)
+        #expect(try await channel.eventLoop.submit { stalled.heldCount }.get() == WebSocketHub.sendQueueLimit)
+        // Once the socket has written them, it takes events again.
+        try await channel.eventLoop.submit { stalled.finishAll() }.get()
+        #expect(await hub.deliver(Fixtures.notification(for: device), to: device))
         hub.unsubscribe(subscription, deviceID: device.id)
         #expect(hub.isConnected(device.id) == false)
         #expect(await hub.deliver(Fixtures.notification(for: device), to: device) == false)
+        try await channel.eventLoop.submit { stalled.finishAll() }.get()
+        _ = try? await channel.finish()
     }
+}
+
+/// Holds back every write: a socket whose client stopped reading. Used on its channel's event loop only.
+private final class StalledWrites: ChannelOutboundHandler, @unchecked Sendable {
+    typealias OutboundIn = WebSocketFrame
+    private var held: [EventLoopPromise<Void>] = []
+
+    var heldCount: Int { held.count }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if let promise { held.append(promise) }
+    }
+
+    func flush(context: ChannelHandlerContext) {}
+
+    func finishAll() {
+        let finished = held
+        held = []
+        for promise in finished { promise.succeed() }
+    }
+}
+
+/// A subscribed socket without a network: it hands each event to `received` at once.
+struct HandingOverSocket: SubscribedSocket {
+    let received: @Sendable (String) -> Void
+
+    func offer(event: String, limit: Int) -> Bool {
+        received(event)
+        return true
+    }
+
+    func close(_ code: WebSocketErrorCode, reason: String?) async {}
 }

@@ -14,10 +14,9 @@ import NIOWebSocket
 /// confirms it; the delivery worker counts a confirmed notification as delivered and never sends it to APNs.
 /// A subscription with credentials that do not authenticate counts as a failed credential check of the client.
 ///
-/// The upgrade is decided by ``shouldUpgrade(_:channel:logger:)``, not by a route: Hummingbird's router-based
-/// upgrade (`Router.ws`) keeps the request context in a box that the context itself holds, a reference cycle that
-/// kept about 600 bytes per WebSocket connection for ever (hummingbird-websocket 2.8.1; found with heaptrack, see
-/// docs/performance.md).
+/// The upgrade is decided by ``HTTPWithWebSocketChannel`` (not by a route), and each upgraded socket runs as a
+/// ``WebSocketSession``, which hands its messages here one at a time: no Swift task per idle socket
+/// (docs/performance.md, "WebSocket memory").
 struct WebSocketController: Sendable {
     /// The largest message a client may send.
     static var maximumMessageSize: Int { 16_384 }
@@ -28,6 +27,8 @@ struct WebSocketController: Sendable {
     let worker: DeliveryWorker
     /// The other instances on the database, when there are (PostgreSQL).
     let link: ClusterLink?
+    let sessionConfiguration: WebSocketSession.Configuration
+    let logger: Logger
 
     /// The endpoint's path, as request targets spell it.
     static let ownPath = "/api/push/websocket"
@@ -41,17 +42,17 @@ struct WebSocketController: Sendable {
         }
     }
 
-    /// Decides a request that asks for a WebSocket upgrade: `GET /api/push/websocket` (with or without a query or a
-    /// trailing slash) is upgraded to a session; anything else goes on to the HTTP side (where hummingbird-websocket
-    /// answers a request that still asks for an upgrade with a 307 to itself).
-    func shouldUpgrade(
-        _ head: HTTPRequest, channel: any Channel, logger: Logger
-    ) -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> {
-        guard head.method == .get, Self.isOwnPath(head.path) else { return .dontUpgrade }
-        let client = credentials.addresses.clientKey(headers: head.headerFields, peer: channel.remoteAddress)
-        return .upgrade([:]) { inbound, outbound, context in
-            try await session(inbound: inbound, outbound: outbound, client: client, logger: context.logger)
-        }
+    /// Whether a request that asks for a WebSocket upgrade is for this endpoint (`GET /api/push/websocket`, with or
+    /// without a query or a trailing slash); anything else goes on to the HTTP side.
+    static func isUpgradeRequest(_ head: HTTPRequest) -> Bool {
+        head.method == .get && isOwnPath(head.path)
+    }
+
+    /// The session of a socket that was just upgraded.
+    func session(for head: HTTPRequest, channel: any Channel) -> WebSocketSession {
+        WebSocketSession(
+            controller: self, client: credentials.addresses.clientKey(headers: head.headerFields, peer: channel.remoteAddress),
+            configuration: sessionConfiguration, channel: channel)
     }
 
     /// Whether a request target is this endpoint's path.
@@ -63,74 +64,60 @@ struct WebSocketController: Sendable {
     }
 
     /// The subscription of a socket: the hub's id for it and the device whose events it receives.
-    private typealias Subscription = (id: UUID, deviceID: Device.ID)
+    struct Subscription: Sendable {
+        var id: UUID
+        var deviceID: Device.ID
+    }
 
-    /// Errors are rethrown: WSCore closes the socket with the status they carry (1007 for a text message that is not
-    /// UTF-8, 1009 for one too large).
-    private func session(
-        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, client: String, logger: Logger
-    ) async throws {
-        var subscription: Subscription?
-        // One task per socket: this one, reading. Events are written by the hub's send queue, whose writer runs only
-        // while events wait (an idle subscribed socket costs no task of its own).
-        defer {
-            if let subscription {
-                hub.unsubscribe(subscription.id, deviceID: subscription.deviceID)
-                link?.clientLeft(subscription.deviceID)
-            }
-        }
+    /// Answers one message of a socket (``WebSocketSession`` hands them over one at a time) and returns the socket's
+    /// subscription after it. A message that does not decode is answered with an error and changes nothing.
+    func answer(
+        _ frame: WebSocketMessage, subscription: Subscription?, client: String, socket: WebSocketConnection
+    ) async -> Subscription? {
         do {
-            var frames = inbound.messages(maxSize: Self.maximumMessageSize).makeAsyncIterator()
-            while let frame = try await frames.next() {
-                let message: WebSocketClientMessage
-                do throws(WebSocketErrorResult) {
-                    message = try WebSocketClientMessage(frame, isSubscribed: subscription != nil)
-                } catch {
-                    try await send(error.json, on: outbound)
-                    continue
+            let message: WebSocketClientMessage
+            do throws(WebSocketErrorResult) {
+                message = try WebSocketClientMessage(frame, isSubscribed: subscription != nil)
+            } catch {
+                try await send(error.json, on: socket)
+                return subscription
+            }
+            switch message {
+            case .subscribe(let id, let userID, let secret, let supportsConfirm):
+                let outcome = try await subscribe(
+                    id: id, userID: userID, secret: secret, supportsConfirm: supportsConfirm, replacing: subscription,
+                    client: client, socket: socket)
+                switch outcome {
+                case .subscribed(let subscribed): return subscribed
+                case .refused: return subscription
+                case .closed: return nil
                 }
-                switch message {
-                case .subscribe(let id, let userID, let secret, let supportsConfirm):
-                    let previous = subscription
-                    let outcome = try await inChildTask {
-                        try await subscribe(
-                            id: id, userID: userID, secret: secret, supportsConfirm: supportsConfirm, replacing: previous,
-                            client: client, outbound: outbound, logger: logger)
-                    }
-                    switch outcome {
-                    case .subscribed(let subscribed): subscription = subscribed
-                    case .refused: continue
-                    case .closed: return
-                    }
-                case .confirm(let id, let confirmID):
-                    // The message type refuses a confirmation on a socket without a subscription.
-                    guard let subscription else { continue }
-                    // No delivery here waits for it: the client may have received it on a socket to another instance.
-                    var confirmed = hub.confirm(confirmID, deviceID: subscription.deviceID)
-                    if !confirmed, let link {
-                        confirmed = await link.forwardConfirmation(confirmID, deviceID: subscription.deviceID)
-                    }
-                    let answer =
-                        confirmed
-                        ? Self.success(id: id)
-                        : WebSocketErrorResult(id: id, .notFound, "No notification waits for this confirm_id.").json
-                    try await send(answer, on: outbound)
+            case .confirm(let id, let confirmID):
+                // The message type refuses a confirmation on a socket without a subscription.
+                guard let subscription else { return nil }
+                // No delivery here waits for it: the client may have received it on a socket to another instance.
+                var confirmed = hub.confirm(confirmID, deviceID: subscription.deviceID)
+                if !confirmed, let link {
+                    confirmed = await link.forwardConfirmation(confirmID, deviceID: subscription.deviceID)
                 }
+                let answer =
+                    confirmed
+                    ? Self.success(id: id)
+                    : WebSocketErrorResult(id: id, .notFound, "No notification waits for this confirm_id.").json
+                try await send(answer, on: socket)
+                return subscription
             }
         } catch {
-            logger.debug("WebSocket closed", metadata: ["error": "\(error)"])
-            throw error
+            // The socket closed under a write; the session ends what the subscription left.
+            logger.debug("WebSocket write failed", metadata: ["error": "\(error)"])
+            return subscription
         }
     }
 
-    /// Runs `work` in a child task of its own. A Swift task keeps the stack memory its deepest call needed until it
-    /// ends: the credential check, the store and the claim of pending notifications would otherwise stay allocated
-    /// (about 5 KB) in the socket's task for as long as the socket is open. A child's memory is freed when it ends.
-    private func inChildTask<Result: Sendable>(_ work: @escaping @Sendable () async throws -> Result) async throws -> Result {
-        try await withThrowingTaskGroup(of: Result.self) { group in
-            group.addTask(operation: work)
-            return try await group.next()!
-        }
+    /// A socket with this subscription closed.
+    func ended(_ subscription: Subscription) {
+        hub.unsubscribe(subscription.id, deviceID: subscription.deviceID)
+        link?.clientLeft(subscription.deviceID)
     }
 
     private enum SubscribeOutcome {
@@ -145,7 +132,7 @@ struct WebSocketController: Sendable {
     /// to the device's events in place of `previous`.
     private func subscribe(
         id: Int, userID: String, secret: String, supportsConfirm: Bool, replacing previous: Subscription?, client: String,
-        outbound: WebSocketOutboundWriter, logger: Logger
+        socket: WebSocketConnection
     ) async throws -> SubscribeOutcome {
         let device: Device
         do {
@@ -153,35 +140,35 @@ struct WebSocketController: Sendable {
                 try await directory.owner(userID: userID, secret: secret)
             }
         } catch let error as APIError {
-            try await send(WebSocketErrorResult(id: id, error).json, on: outbound)
+            try await send(WebSocketErrorResult(id: id, error).json, on: socket)
             guard error.code == .wrongDeviceSecret else { return .refused }
-            try await outbound.close(.policyViolation, reason: "wrong device secret")
+            await socket.close(.policyViolation, reason: "wrong device secret")
+            if let previous { ended(previous) }
             return .closed
         }
         if let previous {
             hub.unsubscribe(previous.id, deviceID: previous.deviceID)
             if previous.deviceID != device.id { link?.clientLeft(previous.deviceID) }
         }
-        // The result goes out before any event: the subscription starts after it is written.
-        try await send(Self.success(id: id), on: outbound)
-        guard
-            let subscribed = hub.subscribe(
-                deviceID: device.id, messageID: id, supportsConfirm: supportsConfirm,
-                write: { event in try await outbound.write(.text(event)) },
-                close: { try? await outbound.close(.goingAway, reason: "Herald is shutting down") })
-        else {
-            try await outbound.close(.goingAway, reason: "Herald is shutting down")
+        // The result goes out before any event: it is handed to the socket before the subscription starts (writes
+        // leave in the order they were handed over), and the client that reads it is already subscribed (a
+        // notification it has sent for after reading it is delivered here).
+        let answered = socket.write(String(decoding: try Self.success(id: id).encoded(), as: UTF8.self))
+        let subscribed = hub.subscribe(deviceID: device.id, messageID: id, supportsConfirm: supportsConfirm, socket: socket)
+        try await answered.get()
+        guard let subscribed else {
+            await socket.close(.goingAway, reason: "Herald is shutting down")
             return .closed
         }
         logger.info("WebSocket client subscribed", metadata: ["device": "\(device.id)", "confirm": "\(supportsConfirm)"])
         // Other instances hand this device's notifications here from now on; what they accepted before is pending.
         await link?.clientSubscribed(device.id)
         await worker.deliverPending(of: device.id)
-        return .subscribed((subscribed, device.id))
+        return .subscribed(Subscription(id: subscribed, deviceID: device.id))
     }
 
-    private func send(_ message: JSONValue, on outbound: WebSocketOutboundWriter) async throws {
-        try await outbound.write(.text(String(decoding: try message.encoded(), as: UTF8.self)))
+    private func send(_ message: JSONValue, on socket: WebSocketConnection) async throws {
+        try await socket.write(String(decoding: try message.encoded(), as: UTF8.self)).get()
     }
 
     /// `{"id", "type": "result", "success": true}`.

@@ -2,14 +2,16 @@ import CoreMetrics
 import Foundation
 import HeraldCore
 import Logging
+import NIOWebSocket
 import ServiceLifecycle
 import Synchronization
 
-/// The WebSocket channel's switchboard: which clients of which device are subscribed, their bounded send
-/// queues, and the confirmations the delivery worker waits for. It is the worker's ``LocalChannel``.
+/// The WebSocket channel's switchboard: which clients of which device are subscribed and the confirmations the
+/// delivery worker waits for. It is the worker's ``LocalChannel``.
 public final class WebSocketHub: LocalChannel, Service {
     /// Events a subscriber's socket has not written yet; past this, new events are not queued for it (a slow client
     /// can't make Herald's memory grow) and the notification falls back to the cloud provider or stays pending.
+    /// The socket counts them (``SubscribedSocket/offer(event:limit:)``).
     public static let sendQueueLimit = 64
 
     /// One subscribed socket.
@@ -19,73 +21,7 @@ public final class WebSocketHub: LocalChannel, Service {
         /// The `id` of the subscribe message; events carry it, as in Home Assistant's protocol.
         let subscriptionMessageID: Int
         let supportsConfirm: Bool
-        let events: SendQueue
-        let close: @Sendable () async -> Void
-    }
-
-    /// The events a socket has not written yet. An idle socket has no task of its own (a task per socket costs its
-    /// stack slabs, kilobytes each): a writer task runs only while events are queued, and ends when the queue is empty.
-    final class SendQueue: Sendable {
-        private struct State {
-            var pending: [String] = []
-            var writer: Task<Void, Never>?
-            /// The writer is writing an event it took off `pending`.
-            var isWriting = false
-            var isClosed = false
-        }
-
-        private let state = Mutex(State())
-        private let write: @Sendable (String) async throws -> Void
-
-        init(write: @escaping @Sendable (String) async throws -> Void) {
-            self.write = write
-        }
-
-        /// Queues an event; false when the queue is full (the event being written counts) or closed.
-        func enqueue(_ event: String) -> Bool {
-            state.withLock { state in
-                let writing = state.isWriting ? 1 : 0
-                guard !state.isClosed, state.pending.count + writing < WebSocketHub.sendQueueLimit else { return false }
-                state.pending.append(event)
-                if state.writer == nil { state.writer = Task { await self.drain() } }
-                return true
-            }
-        }
-
-        /// Drops what is queued and stops the writer.
-        func close() {
-            let writer = state.withLock { state in
-                state.isClosed = true
-                state.pending = []
-                return state.writer
-            }
-            writer?.cancel()
-        }
-
-        private func drain() async {
-            while true {
-                let next = state.withLock { state -> String? in
-                    guard !state.isClosed, !state.pending.isEmpty else {
-                        state.writer = nil
-                        state.isWriting = false
-                        return nil
-                    }
-                    state.isWriting = true
-                    return state.pending.removeFirst()
-                }
-                guard let next else { return }
-                do {
-                    try await write(next)
-                } catch {
-                    close()
-                    state.withLock { state in
-                        state.writer = nil
-                        state.isWriting = false
-                    }
-                    return
-                }
-            }
-        }
+        let socket: any SubscribedSocket
     }
 
     private struct State {
@@ -108,15 +44,11 @@ public final class WebSocketHub: LocalChannel, Service {
 
     // MARK: Subscriptions
 
-    /// Registers a socket for a device: events for it are written with `write`. Returns the subscription's id, or
+    /// Registers a socket for a device: its events are offered to `socket`. Returns the subscription's id, or
     /// `nil` when Herald is shutting down.
-    func subscribe(
-        deviceID: Device.ID, messageID: Int, supportsConfirm: Bool, write: @escaping @Sendable (String) async throws -> Void,
-        close: @escaping @Sendable () async -> Void
-    ) -> UUID? {
+    func subscribe(deviceID: Device.ID, messageID: Int, supportsConfirm: Bool, socket: any SubscribedSocket) -> UUID? {
         let subscriber = Subscriber(
-            id: UUID(), deviceID: deviceID, subscriptionMessageID: messageID, supportsConfirm: supportsConfirm,
-            events: SendQueue(write: write), close: close)
+            id: UUID(), deviceID: deviceID, subscriptionMessageID: messageID, supportsConfirm: supportsConfirm, socket: socket)
         let accepted = state.withLock { state in
             guard !state.isShuttingDown else { return false }
             state.subscribers[deviceID, default: [:]][subscriber.id] = subscriber
@@ -128,12 +60,10 @@ public final class WebSocketHub: LocalChannel, Service {
 
     /// Removes a socket's subscription (it closed, or subscribed again).
     func unsubscribe(_ id: UUID, deviceID: Device.ID) {
-        let removed = state.withLock { state in
-            let removed = state.subscribers[deviceID]?.removeValue(forKey: id)
+        state.withLock { state in
+            state.subscribers[deviceID]?.removeValue(forKey: id)
             if state.subscribers[deviceID]?.isEmpty == true { state.subscribers[deviceID] = nil }
-            return removed
         }
-        removed?.events.close()
     }
 
     /// A client confirms a notification; false when no delivery waits for this id from this device.
@@ -171,7 +101,7 @@ public final class WebSocketHub: LocalChannel, Service {
             var queuedForConfirming = false
             for subscriber in subscribers {
                 let event = Self.event(for: notification, content: content, subscriber: subscriber, confirmID: confirmID)
-                if subscriber.events.enqueue(event) {
+                if subscriber.socket.offer(event: event, limit: Self.sendQueueLimit) {
                     if subscriber.supportsConfirm { queuedForConfirming = true } else { handedToNonConfirming = true }
                 }
             }
@@ -229,9 +159,18 @@ public final class WebSocketHub: LocalChannel, Service {
         }
         for waiter in waiters { waiter.resume(returning: false) }
         for subscriber in subscribers {
-            subscriber.events.close()
-            await subscriber.close()
+            await subscriber.socket.close(.goingAway, reason: "Herald is shutting down")
         }
         logger.info("WebSocket channel closed", metadata: ["sockets": "\(subscribers.count)"])
     }
 }
+
+/// A subscribed socket, as the hub sees it (``WebSocketConnection``).
+protocol SubscribedSocket: Sendable {
+    /// Queues an event for writing; false when the socket is closing or `limit` events are not written yet.
+    func offer(event: String, limit: Int) -> Bool
+    /// Sends a close frame with `code`; the connection closes once the client answers it.
+    func close(_ code: WebSocketErrorCode, reason: String?) async
+}
+
+extension WebSocketConnection: SubscribedSocket {}

@@ -5,8 +5,8 @@ import Glibc
 #endif
 
 /// A bare TCP client for what no HTTP client library sends: half-sent heads, broken framing, bodies that stall,
-/// sockets that are never closed.
-final class RawConnection {
+/// sockets that are never closed. One task uses it at a time (a test hands it on, never shares it).
+final class RawConnection: @unchecked Sendable {
     private let descriptor: Int32
 
     init(port: Int) throws {
@@ -60,6 +60,11 @@ final class RawConnection {
 
     /// Reads until `bytes` received contain `marker` (or `seconds` pass).
     func read(until marker: String, within seconds: Double = 30) async -> String {
+        String(decoding: await readBytes(until: marker, within: seconds), as: UTF8.self)
+    }
+
+    /// Reads until the bytes received contain `marker` as UTF-8 (or `seconds` pass, or the server closes).
+    func readBytes(until marker: String, within seconds: Double = 30) async -> [UInt8] {
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
         let deadline = Date().addingTimeInterval(seconds)
@@ -67,7 +72,7 @@ final class RawConnection {
             let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
             if count > 0 { received += buffer[0..<count] } else if count == 0 { break } else { await Task.yield() }
         }
-        return String(decoding: received, as: UTF8.self)
+        return received
     }
 }
 
