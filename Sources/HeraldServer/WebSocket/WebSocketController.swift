@@ -145,6 +145,10 @@ struct WebSocketController: Sendable {
             await socket.close(.policyViolation, reason: "wrong device secret")
             if let previous { ended(previous) }
             return .closed
+        } catch {
+            logger.warning("A WebSocket subscription could not be checked", metadata: ["error": "\(error)"])
+            try await send(WebSocketErrorResult(id: id, .storeUnavailable).json, on: socket)
+            return .refused
         }
         if let previous {
             hub.unsubscribe(previous.id, deviceID: previous.deviceID)
@@ -155,7 +159,8 @@ struct WebSocketController: Sendable {
         // notification it has sent for after reading it is delivered here).
         let answered = socket.write(String(decoding: try Self.success(id: id).encoded(), as: UTF8.self))
         let subscribed = hub.subscribe(deviceID: device.id, messageID: id, supportsConfirm: supportsConfirm, socket: socket)
-        try await answered.get()
+        // A socket that closed meanwhile ends the subscription (WebSocketSession), so it is returned all the same.
+        try? await answered.get()
         guard let subscribed else {
             await socket.close(.goingAway, reason: "Herald is shutting down")
             return .closed

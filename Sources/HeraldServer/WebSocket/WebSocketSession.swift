@@ -83,6 +83,12 @@ final class WebSocketSession: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
+    func handlerRemoved(context: ChannelHandlerContext) {
+        pinger?.cancel()
+        closeDeadline?.cancel()
+        self.context = nil  // the context holds this handler
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
         state = .closed
         connection.markClosed()
@@ -251,10 +257,8 @@ final class WebSocketSession: ChannelDuplexHandler, RemovableChannelHandler {
             context.read()
         }
         context.writeAndFlush(wrapOutboundOut(Self.closeFrame(code, reason: reason, allocator: context.channel.allocator)), promise: promise)
-        let context = NIOLoopBound(self.context!, eventLoop: self.context.eventLoop)
-        closeDeadline = self.context.eventLoop.scheduleTask(in: TimeAmount(configuration.closeTimeout)) {
-            context.value.close(promise: nil)
-        }
+        let channel = context.channel
+        closeDeadline = context.eventLoop.scheduleTask(in: TimeAmount(configuration.closeTimeout)) { channel.close(promise: nil) }
     }
 
     private func receivedClose(_ frame: WebSocketFrame) {
@@ -266,8 +270,8 @@ final class WebSocketSession: ChannelDuplexHandler, RemovableChannelHandler {
             connection.markClosed()
             pinger?.cancel()
             let answer = Self.closeFrame(Self.answer(toClose: frame.unmaskedData), reason: nil, allocator: context.channel.allocator)
-            let context = NIOLoopBound(self.context!, eventLoop: self.context.eventLoop)
-            self.context.writeAndFlush(wrapOutboundOut(answer)).whenComplete { _ in context.value.close(promise: nil) }
+            let channel = context.channel
+            context.writeAndFlush(wrapOutboundOut(answer)).whenComplete { _ in channel.close(promise: nil) }
         case .closing:
             // The answer to the server's close frame.
             context.close(promise: nil)
