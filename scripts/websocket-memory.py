@@ -3,7 +3,8 @@
 
 Registers N WebSocket devices, opens and subscribes 500 sockets and closes them again (so that what every socket
 needs once, such as the allocator's arenas, is there before the baseline), reads Herald's RSS, then opens N sockets,
-subscribes each to its own device, waits and reads RSS again: (after - before) / N is the figure.
+subscribes each to its own device, waits and reads RSS again: (after - before) / N is the figure. With --rounds K
+it then closes them and opens and closes them K - 1 times more, reading RSS after each close: flat when nothing leaks.
 
     herald serve &   # HERALD_DATABASE_URL=memory: is fine
     python3 scripts/websocket-memory.py --url http://127.0.0.1:8080 --pid $(pgrep -f 'herald serve') --sockets 5000
@@ -63,6 +64,7 @@ async def main():
     parser.add_argument("--pid", type=int, required=True)
     parser.add_argument("--sockets", type=int, default=5000)
     parser.add_argument("--settle", type=float, default=8.0, help="seconds between the last subscription and reading RSS")
+    parser.add_argument("--rounds", type=int, default=1, help="open and close the sockets this many times (a leak grows RSS)")
     arguments = parser.parse_args()
     ws_url = arguments.url.replace("http", "ws", 1) + "/api/push/websocket"
 
@@ -77,6 +79,14 @@ async def main():
     opened = time.monotonic() - started
     await asyncio.sleep(arguments.settle)
     after = rss_kib(arguments.pid)
+    await asyncio.gather(*(s.close() for s in sockets))
+    await asyncio.sleep(arguments.settle)
+    after_rounds = [rss_kib(arguments.pid)]
+    for _ in range(arguments.rounds - 1):
+        sockets = await open_all(ws_url, devices)
+        await asyncio.gather(*(s.close() for s in sockets))
+        await asyncio.sleep(arguments.settle)
+        after_rounds.append(rss_kib(arguments.pid))
     print(
         json.dumps(
             {
@@ -86,10 +96,10 @@ async def main():
                 "kib_per_socket": round((after - before) / len(sockets), 2),
                 "kb_per_socket": round((after - before) * 1.024 / len(sockets), 2),
                 "seconds_to_open": round(opened, 1),
+                "rss_after_each_round_closed_kib": after_rounds,
             }
         )
     )
-    await asyncio.gather(*(s.close() for s in sockets))
 
 
 asyncio.run(main())
