@@ -83,29 +83,28 @@ struct WebSocketProtocolTests {
         server.configuration.webSocketPingInterval = .seconds(1)
         server.configuration.deliveryWait = APNsTestServer.outcomeWait
         try await server.run { client in
-            let registered = try await client.post("/api/push/register", #"{"platform": "websocket"}"#).json()
-            let userID = try #require(registered["user_id"]?.stringValue)
-            let secret = try #require(registered["device_secret"]?.stringValue)
-            let peer = try await SilentWebSocketPeer(port: try #require(client.port))
-            peer.sendText(#"{"id":1,"type":"push_notification_channel","user_id":"\#(userID)","device_secret":"\#(secret)"}"#)
-            #expect(await peer.read(until: #""success":true"#).contains(#""success":true"#))
-            // Four ping intervals, each ping answered with its own payload (a silent peer is dropped after two).
+            let (peer, userID) = try await SilentWebSocketPeer.subscribedToNewDevice(on: client)
+            // Each ping answered with its own payload (a silent peer is dropped after two intervals): four intervals,
+            // then a notification, pings still answered until its event has arrived.
             var pongs = 0
             var closed = false
-            let deadline = Date().addingTimeInterval(4)
             var received: [UInt8] = []  // every byte since the subscription's answer: a read may end inside a frame
-            while Date() < deadline, !closed {
+            var sent: Task<JSONValue?, any Error>?
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline, !closed, !ServerFrame.all(in: received).contains(where: { $0.opcode == 0x1 }) {
                 let (more, closedNow) = await peer.connection.readUntilClosed(within: 0.1)
                 (received, closed) = (received + more, closedNow)
                 for ping in ServerFrame.all(in: received).filter({ $0.opcode == 0x9 }).dropFirst(pongs) {
                     peer.connection.send(SilentWebSocketPeer.maskedFrame(opcode: 0xA, ping.payload))
                     pongs += 1
                 }
+                if pongs >= 4, sent == nil { sent = Task { try await client.notify(userID).json()["status"] } }
             }
             #expect(!closed)
-            #expect(pongs >= 3)
-            #expect(try await client.notify(userID).json()["status"] == "delivered")
-            #expect(await peer.read(until: #""type":"event""#).contains(#""type":"event""#))
+            #expect(pongs >= 4)
+            #expect(try await sent?.value == "delivered")
+            let event = try #require(ServerFrame.all(in: received).first { $0.opcode == 0x1 })
+            #expect(try JSONValue.decode(Data(event.payload)).objectValue?["type"] == "event")
         }
     }
 

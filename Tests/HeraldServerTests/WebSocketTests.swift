@@ -159,12 +159,7 @@ struct WebSocketTests {
         // The first send's answer says "delivered" once the event is written to the socket: wait for that.
         server.configuration.deliveryWait = APNsTestServer.outcomeWait
         try await server.run { client in
-            let registered = try await client.post("/api/push/register", #"{"platform": "websocket"}"#).json()
-            let userID = try #require(registered["user_id"]?.stringValue)
-            let secret = try #require(registered["device_secret"]?.stringValue)
-            let peer = try await SilentWebSocketPeer(port: try #require(client.port))
-            peer.sendText(#"{"id":1,"type":"push_notification_channel","user_id":"\#(userID)","device_secret":"\#(secret)"}"#)
-            #expect(await peer.read(until: #""success":true"#).contains(#""success":true"#))
+            let (peer, userID) = try await SilentWebSocketPeer.subscribedToNewDevice(on: client)
             // Subscribed: a notification is handed to the socket (no confirmation asked, so it counts as delivered).
             #expect(try await client.notify(userID).json()["status"] == "delivered")
 

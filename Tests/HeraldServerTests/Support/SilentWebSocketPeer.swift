@@ -1,4 +1,7 @@
 import Foundation
+import HeraldCore
+import HummingbirdTesting
+import Testing
 
 /// A WebSocket client made of a bare TCP socket (``RawConnection``): it does the upgrade handshake and then sends
 /// only what the test writes, and never answers a ping — a client that vanished without closing (phone out of Wi-Fi
@@ -74,5 +77,19 @@ struct ServerFrame: Equatable {
     var closeCode: Int? {
         guard opcode == 0x8, payload.count >= 2 else { return nil }
         return Int(payload[0]) << 8 | Int(payload[1])
+    }
+}
+
+extension SilentWebSocketPeer {
+    /// Registers a WebSocket-only device and subscribes a silent peer to it (without confirmations); returns the
+    /// peer, once the subscription's answer has arrived, and the device's USER_ID.
+    static func subscribedToNewDevice(on client: any TestClientProtocol) async throws -> (peer: SilentWebSocketPeer, userID: String) {
+        let registered = try await client.post("/api/push/register", #"{"platform": "websocket"}"#).json()
+        let userID = try #require(registered["user_id"]?.stringValue)
+        let secret = try #require(registered["device_secret"]?.stringValue)
+        let peer = try await SilentWebSocketPeer(port: try #require(client.port))
+        peer.sendText(#"{"id":1,"type":"push_notification_channel","user_id":"\#(userID)","device_secret":"\#(secret)"}"#)
+        #expect(await peer.read(until: #""success":true"#).contains(#""success":true"#))
+        return (peer, userID)
     }
 }
