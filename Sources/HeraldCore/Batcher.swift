@@ -36,13 +36,20 @@ public final class Batcher<Entry: Sendable, Answer: Sendable>: Sendable {
         var continuation: CheckedContinuation<Turn, Never>?
     }
 
-    /// A leader holding back its batch for company.
+    /// A leader holding back its batch for company, since when.
     private enum Company {
         case none
         /// The leader is about to park: an arrival before it does must still count.
-        case awaited
+        case awaited(since: ContinuousClock.Instant)
         case arrived
-        case parked(CheckedContinuation<Void, Never>)
+        case parked(CheckedContinuation<Void, Never>, since: ContinuousClock.Instant)
+
+        var heldSince: ContinuousClock.Instant? {
+            switch self {
+            case .awaited(let since), .parked(_, let since): since
+            case .none, .arrived: nil
+            }
+        }
     }
 
     private struct State {
@@ -53,6 +60,8 @@ public final class Batcher<Entry: Sendable, Answer: Sendable>: Sendable {
         var nextTicket: UInt64 = 0
         var company = Company.none
         var isDoneHoldingBack = false
+        /// The task that wakes a leader that has held back long enough (``Batcher/wakeLeadersThatWaitedLongEnough(_:)``).
+        var alarm: Task<Void, Never>?
 
         /// Whether a batch taken now should hold back for company.
         func shouldWait(_ patience: BatchPatience) -> Bool {
@@ -67,7 +76,7 @@ public final class Batcher<Entry: Sendable, Answer: Sendable>: Sendable {
 
         mutating func wakeLeader() -> CheckedContinuation<Void, Never>? {
             switch company {
-            case .parked(let leader):
+            case .parked(let leader, _):
                 company = .none
                 return leader
             case .awaited:
@@ -108,10 +117,13 @@ public final class Batcher<Entry: Sendable, Answer: Sendable>: Sendable {
 
     /// Runs a batch that holds back now, and no batch holds back from now on (at shutdown).
     public func stopHoldingBack() {
-        state.withLock { state in
+        let (leader, alarm) = state.withLock { state in
             state.isDoneHoldingBack = true
-            return state.wakeLeader()
-        }?.resume()
+            defer { state.alarm = nil }
+            return (state.wakeLeader(), state.alarm)
+        }
+        leader?.resume()
+        alarm?.cancel()
     }
 
     /// Submits one entry; returns its answer once its batch was processed. `whenQueued` runs as soon as the entry is
@@ -185,31 +197,78 @@ public final class Batcher<Entry: Sendable, Answer: Sendable>: Sendable {
     }
 
     /// Holds the batch back while it holds only entries that may wait, too few of them, and the delay has not passed.
+    /// The delay is kept by one alarm task per batcher, which runs while leaders hold back, rather than a timer task
+    /// per held batch: at 1,000 requests a second a batch holds back about every millisecond, and a timer of its own
+    /// (started, then cancelled when company came) cost two thread wake-ups each time (docs/performance.md).
     private func waitForCompany(_ patience: BatchPatience) async {
-        let waits = state.withLock { state in
-            guard state.shouldWait(patience) else { return false }
-            state.company = .awaited
-            return true
+        let (waits, startsAlarm) = state.withLock { state in
+            guard state.shouldWait(patience) else { return (false, false) }
+            state.company = .awaited(since: .now)
+            return (true, state.alarm == nil)
         }
         guard waits else { return }
-        await withDiscardingTaskGroup { group in
-            group.addTask {
-                // Woken early (cancelled) once the leader has company; a cancelled leader's task wakes it at once.
-                try? await Task.sleep(for: patience.maximumDelay)
-                self.state.withLock { $0.wakeLeader() }?.resume()
+        if startsAlarm {
+            let alarm = Task { await self.wakeLeadersThatWaitedLongEnough(patience) }
+            state.withLock { state in
+                if state.alarm == nil && !state.isDoneHoldingBack { state.alarm = alarm } else { alarm.cancel() }
             }
+        }
+        await withTaskCancellationHandler {
             await withCheckedContinuation { (leader: CheckedContinuation<Void, Never>) in
                 let arrived = state.withLock { state in
-                    if case .arrived = state.company {
+                    switch state.company {
+                    case .arrived:
                         state.company = .none
                         return true
+                    case .awaited(let since):
+                        state.company = .parked(leader, since: since)
+                        return false
+                    case .none, .parked:
+                        preconditionFailure("one leader holds back at a time")
                     }
-                    state.company = .parked(leader)
-                    return false
                 }
                 if arrived { leader.resume() }
             }
-            group.cancelAll()
+        } onCancel: {
+            // A cancelled leader stops holding back at once.
+            self.state.withLock { $0.wakeLeader() }?.resume()
+        }
+    }
+
+    /// What the alarm does next.
+    private enum AlarmStep {
+        case sleep(Duration)
+        /// Nothing holds back: sleep one delay, and end if nothing holds back then either.
+        case idle
+        case end
+    }
+
+    /// The alarm: wakes the leader that holds back once it has waited `maximumDelay`, sleeping until then; ends after
+    /// a delay with no leader holding back (the next one to hold back starts it again).
+    private func wakeLeadersThatWaitedLongEnough(_ patience: BatchPatience) async {
+        var wasIdle = false
+        while !Task.isCancelled {
+            let (next, leader) = state.withLock { state -> (AlarmStep, CheckedContinuation<Void, Never>?) in
+                guard let since = state.company.heldSince else {
+                    guard wasIdle else { return (.idle, nil) }
+                    state.alarm = nil
+                    return (.end, nil)
+                }
+                let waited = ContinuousClock.now - since
+                guard waited >= patience.maximumDelay else { return (.sleep(patience.maximumDelay - waited), nil) }
+                return (.sleep(patience.maximumDelay), state.wakeLeader())
+            }
+            leader?.resume()
+            switch next {
+            case .sleep(let duration):
+                wasIdle = false
+                try? await Task.sleep(for: duration)
+            case .idle:
+                wasIdle = true
+                try? await Task.sleep(for: patience.maximumDelay)
+            case .end:
+                return
+            }
         }
     }
 }
