@@ -5,7 +5,6 @@ import HeraldCore
 import HeraldStore
 import Hummingbird
 import HummingbirdCore
-import HummingbirdWebSocket
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -80,7 +79,8 @@ public func buildApplication(
         bodyLimit: configuration.maximumBodyBytes, registration: .init(configuration),
         addresses: try ClientAddressResolver(configuration), metrics: metrics.server,
         adminToken: configuration.adminToken,
-        webSocketSession: .init(maximumMessageSize: WebSocketController.maximumMessageSize, pingInterval: configuration.webSocketPingInterval),
+        webSocketSession: .init(
+            maximumMessageSize: WebSocketController.maximumMessageSize, pingInterval: configuration.webSocketPingInterval),
         logger: logger)
     var services: [any Service] = closers + [worker, hub]
     if let registry = metrics.registry {
@@ -125,9 +125,7 @@ func guardedServer(webSocket: WebSocketController, configuration: HeraldConfigur
 func buildRouters(
     store: any HeraldStore, pipeline: SendPipeline, worker: DeliveryWorker, hub: WebSocketHub, link: ClusterLink? = nil,
     clock: any WallClock, bodyLimit: Int, registration: RegistrationSettings, addresses: ClientAddressResolver,
-    metrics: ServerMetrics, adminToken: String? = nil,
-    webSocketSession: WebSocketSession.Configuration = .init(maximumMessageSize: WebSocketController.maximumMessageSize, pingInterval: .seconds(30)),
-    logger: Logger = Logger(label: "herald")
+    metrics: ServerMetrics, adminToken: String?, webSocketSession: WebSocketSession.Configuration, logger: Logger
 ) -> (http: Router<HeraldRequestContext>, webSocket: WebSocketController) {
     let router = Router(context: HeraldRequestContext.self, options: .autoGenerateHeadEndpoints)
     router.add(middleware: JSONErrorMiddleware())

@@ -1,9 +1,10 @@
 import Foundation
 import HeraldCore
-@testable import HeraldServer
 import HeraldTesting
 import HummingbirdTesting
 import Testing
+
+@testable import HeraldServer
 
 /// RFC 6455 as Herald's WebSocket session speaks it (``WebSocketSession``), over bare TCP sockets: fragments, control
 /// frames, the close handshake, pings, and what the HTTP side does with handshakes it does not upgrade.
@@ -120,7 +121,8 @@ struct WebSocketProtocolTests {
             ),
             // Another protocol: answered in HTTP/1.1 on a connection that stays open.
             (
-                request: "GET /api/push/websocketx HTTP/1.1\r\nHost: herald\r\nUpgrade: h2c\r\nConnection: Upgrade, HTTP2-Settings\r\n"
+                request:
+                    "GET /api/push/websocketx HTTP/1.1\r\nHost: herald\r\nUpgrade: h2c\r\nConnection: Upgrade, HTTP2-Settings\r\n"
                     + "HTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n",
                 status: 404, code: "not_found", closes: false
             ),
@@ -130,7 +132,8 @@ struct WebSocketProtocolTests {
             let connection = try RawConnection(port: try #require(client.port))
             connection.send(request)
             // The answer, then the close; a connection that stays open is given half a second to close after it.
-            var (received, closed) = closes ? await connection.readUntilClosed() : (await connection.readBytes(until: code), false)
+            var (received, closed) =
+                closes ? await connection.readUntilClosed() : (await connection.readBytes(until: code), false)
             if !closes { closed = await connection.readUntilClosed(within: 0.5).closed }
             #expect(closed == closes)
             let answer = try #require(RawAnswer.all(in: received).first)
@@ -143,7 +146,9 @@ struct WebSocketProtocolTests {
     func aLateHandshakeIsRedirected() async throws {
         try await TestServer().run { client in
             let connection = try RawConnection(port: try #require(client.port))
-            connection.send("GET /healthz HTTP/1.1\r\nHost: herald\r\n\r\n" + Self.handshake(path: "/api/push/websocket?app=1", keepAlive: true))
+            connection.send(
+                "GET /healthz HTTP/1.1\r\nHost: herald\r\n\r\n"
+                    + Self.handshake(path: "/api/push/websocket?app=1", keepAlive: true))
             let (received, closed) = await connection.readUntilClosed()
             #expect(closed)
             let answers = RawAnswer.all(in: received)

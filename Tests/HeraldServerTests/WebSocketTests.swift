@@ -217,7 +217,8 @@ struct WebSocketHubTests {
         let stalled = StalledWrites()
         let channel = NIOAsyncTestingChannel()
         try await channel.pipeline.addHandler(stalled)
-        let subscribed = hub.subscribe(deviceID: device.id, messageID: 1, supportsConfirm: false, socket: WebSocketConnection(channel: channel))
+        let subscribed = hub.subscribe(
+            deviceID: device.id, messageID: 1, supportsConfirm: false, socket: WebSocketConnection(channel: channel))
         let subscription = try #require(subscribed)
         var delivered = 0
         for index in 0..<(WebSocketHub.sendQueueLimit + 20) {

@@ -46,7 +46,8 @@ struct HTTPWithWebSocketChannel: ServerChildChannel, HTTPChannelHandler {
                 },
                 upgradePipelineHandler: { channel, head in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(webSocket.session(for: Self.request(head), channel: channel))
+                        try channel.pipeline.syncOperations.addHandler(
+                            webSocket.session(for: Self.request(head), channel: channel))
                         return .webSocket
                     }
                 })
@@ -93,13 +94,16 @@ struct HTTPWithWebSocketChannel: ServerChildChannel, HTTPChannelHandler {
 
     /// The request of a handshake (the client's address for the credential throttle comes from its headers).
     private static func request(_ head: HTTPRequestHead) -> HTTPRequest {
-        (try? HTTPRequest(head, secure: false, splitCookie: false)) ?? HTTPRequest(method: .get, scheme: nil, authority: nil, path: nil)
+        (try? HTTPRequest(head, secure: false, splitCookie: false))
+            ?? HTTPRequest(method: .get, scheme: nil, authority: nil, path: nil)
     }
 
     /// NIO upgrades only the first request of a connection. A later request on a kept-alive connection with a valid
     /// handshake for the WebSocket is answered 307 to the same target with `Connection: close`, so that the client
     /// asks again on a new connection (as hummingbird-websocket does); anything else goes to the router.
-    private static func redirectingLateUpgrades(_ responder: @escaping HTTPChannelHandler.Responder) -> HTTPChannelHandler.Responder {
+    private static func redirectingLateUpgrades(_ responder: @escaping HTTPChannelHandler.Responder)
+        -> HTTPChannelHandler.Responder
+    {
         struct ClosingAfterRedirect: Error {}
         return { request, writer, channel in
             guard request.headers[.upgrade]?.lowercased() == "websocket", request.headers[.secWebSocketKey] != nil,
@@ -109,7 +113,8 @@ struct HTTPWithWebSocketChannel: ServerChildChannel, HTTPChannelHandler {
             }
             var target = request.uri.path
             if let query = request.uri.query { target += "?\(query)" }
-            try await writer.writeResponse(HTTPResponse(status: .temporaryRedirect, headerFields: [.connection: "close", .location: target]))
+            try await writer.writeResponse(
+                HTTPResponse(status: .temporaryRedirect, headerFields: [.connection: "close", .location: target]))
             throw ClosingAfterRedirect()
         }
     }
@@ -128,7 +133,9 @@ private final class UpgradeRequestFilter: ChannelInboundHandler, RemovableChanne
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .head(var head) = unwrapInboundIn(data) else { return context.fireChannelRead(data) }
         defer { context.pipeline.syncOperations.removeHandler(context: context, promise: nil) }
-        guard head.headers.contains(name: "upgrade"), !Self.isWebSocketHandshake(head) else { return context.fireChannelRead(data) }
+        guard head.headers.contains(name: "upgrade"), !Self.isWebSocketHandshake(head) else {
+            return context.fireChannelRead(data)
+        }
         if head.headers["upgrade"].contains(where: { $0.lowercased() == "websocket" }) {
             head.headers.replaceOrAdd(name: "connection", value: "close")
         }

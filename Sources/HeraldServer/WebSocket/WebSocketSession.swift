@@ -108,7 +108,8 @@ final class WebSocketSession: ChannelDuplexHandler, RemovableChannelHandler {
         case .ping:
             guard frame.fin else { return close(.protocolError) }
             guard case .open = state else { return }
-            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)), promise: nil)
+            context.writeAndFlush(
+                wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)), promise: nil)
         case .pong:
             var data = frame.unmaskedData
             if let ping = unansweredPing, data.readableBytes == 8, data.readInteger(as: UInt64.self) == ping {
@@ -256,7 +257,8 @@ final class WebSocketSession: ChannelDuplexHandler, RemovableChannelHandler {
             isReadHeld = false
             context.read()
         }
-        context.writeAndFlush(wrapOutboundOut(Self.closeFrame(code, reason: reason, allocator: context.channel.allocator)), promise: promise)
+        context.writeAndFlush(
+            wrapOutboundOut(Self.closeFrame(code, reason: reason, allocator: context.channel.allocator)), promise: promise)
         let channel = context.channel
         closeDeadline = context.eventLoop.scheduleTask(in: TimeAmount(configuration.closeTimeout)) { channel.close(promise: nil) }
     }
@@ -269,7 +271,8 @@ final class WebSocketSession: ChannelDuplexHandler, RemovableChannelHandler {
             state = .closing
             connection.markClosed()
             pinger?.cancel()
-            let answer = Self.closeFrame(Self.answer(toClose: frame.unmaskedData), reason: nil, allocator: context.channel.allocator)
+            let answer = Self.closeFrame(
+                Self.answer(toClose: frame.unmaskedData), reason: nil, allocator: context.channel.allocator)
             let channel = context.channel
             context.writeAndFlush(wrapOutboundOut(answer)).whenComplete { _ in channel.close(promise: nil) }
         case .closing:
@@ -286,7 +289,9 @@ final class WebSocketSession: ChannelDuplexHandler, RemovableChannelHandler {
         var payload = payload
         guard payload.readableBytes != 0 else { return .normalClosure }
         guard let code = payload.readWebSocketErrorCode() else { return .protocolError }
-        if payload.readableBytes > 0, String(validating: payload.readableBytesView, as: UTF8.self) == nil { return .protocolError }
+        if payload.readableBytes > 0, String(validating: payload.readableBytesView, as: UTF8.self) == nil {
+            return .protocolError
+        }
         if case .unknown(let number) = code, !(3000...4999).contains(number) { return .protocolError }
         return .normalClosure
     }

@@ -83,7 +83,9 @@ struct ServerFrame: Equatable {
 extension SilentWebSocketPeer {
     /// Registers a WebSocket-only device and subscribes a silent peer to it (without confirmations); returns the
     /// peer, once the subscription's answer has arrived, and the device's USER_ID.
-    static func subscribedToNewDevice(on client: any TestClientProtocol) async throws -> (peer: SilentWebSocketPeer, userID: String) {
+    static func subscribedToNewDevice(on client: any TestClientProtocol) async throws -> (
+        peer: SilentWebSocketPeer, userID: String
+    ) {
         let registered = try await client.post("/api/push/register", #"{"platform": "websocket"}"#).json()
         let userID = try #require(registered["user_id"]?.stringValue)
         let secret = try #require(registered["device_secret"]?.stringValue)
