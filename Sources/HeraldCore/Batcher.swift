@@ -199,7 +199,8 @@ public final class Batcher<Entry: Sendable, Answer: Sendable>: Sendable {
     /// Holds the batch back while it holds only entries that may wait, too few of them, and the delay has not passed.
     /// The delay is kept by one alarm task per batcher, which runs while leaders hold back, rather than a timer task
     /// per held batch: at 1,000 requests a second a batch holds back about every millisecond, and a timer of its own
-    /// (started, then cancelled when company came) cost two thread wake-ups each time (docs/performance.md).
+    /// (started, then cancelled when company came) cost 0.7 thread wake-ups and 4 % of Herald's CPU per notification
+    /// (docs/performance.md).
     private func waitForCompany(_ patience: BatchPatience) async {
         let (waits, startsAlarm) = state.withLock { state in
             guard state.shouldWait(patience) else { return (false, false) }
