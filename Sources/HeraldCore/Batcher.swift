@@ -202,18 +202,13 @@ public final class Batcher<Entry: Sendable, Answer: Sendable>: Sendable {
     /// (started, then cancelled when company came) cost 0.7 thread wake-ups and 4 % of Herald's CPU per notification
     /// (docs/performance.md).
     private func waitForCompany(_ patience: BatchPatience) async {
-        let (waits, startsAlarm) = state.withLock { state in
-            guard state.shouldWait(patience) else { return (false, false) }
+        let waits = state.withLock { state in
+            guard state.shouldWait(patience) else { return false }
             state.company = .awaited(since: .now)
-            return (true, state.alarm == nil)
+            if state.alarm == nil { state.alarm = Task { await self.wakeLeadersThatWaitedLongEnough(patience) } }
+            return true
         }
         guard waits else { return }
-        if startsAlarm {
-            let alarm = Task { await self.wakeLeadersThatWaitedLongEnough(patience) }
-            state.withLock { state in
-                if state.alarm == nil && !state.isDoneHoldingBack { state.alarm = alarm } else { alarm.cancel() }
-            }
-        }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (leader: CheckedContinuation<Void, Never>) in
                 let arrived = state.withLock { state in

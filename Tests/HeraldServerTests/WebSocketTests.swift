@@ -206,6 +206,26 @@ struct WebSocketTests {
             await socket.close()
         }
     }
+
+    @Test func aSubscriptionWhoseCredentialsCannotBeCheckedIsAnsweredStoreUnavailableAndTheSocketStays() async throws {
+        var server = try TestServer()
+        let store = try SQLiteStore(path: server.databasePath)
+        server.store = store
+        try await server.run { client in
+            let socket = WebSocketTestClient(port: try #require(client.port))
+            socket.send(#"{"id": 1, "type": "launch_rockets"}"#)
+            #expect(await socket.next()?["error"]?.objectValue?["code"] == "unknown_command")  // the socket is open
+            try await store.close()  // every read fails from now on
+            let userID = Secrets.random256BitHex()
+            socket.send(#"{"id": 2, "type": "push_notification_channel", "user_id": "\#(userID)", "device_secret": "b"}"#)
+            let refusal = await socket.next()
+            #expect(refusal?["id"] == 2)
+            #expect(refusal?["error"]?.objectValue?["code"] == "store_unavailable")
+            socket.send(#"{"id": 3, "type": "launch_rockets"}"#)
+            #expect(await socket.next()?["id"] == 3)
+            await socket.close()
+        }
+    }
 }
 
 @Suite("WebSocket hub")

@@ -42,7 +42,7 @@ struct HTTPWithWebSocketChannel: ServerChildChannel, HTTPChannelHandler {
             let upgrader = NIOTypedWebSocketServerUpgrader<UpgradeResult>(
                 maxFrameSize: WebSocketController.maximumMessageSize,
                 shouldUpgrade: { channel, head in
-                    channel.eventLoop.makeSucceededFuture(WebSocketController.isUpgradeRequest(Self.request(head)) ? [:] : nil)
+                    channel.eventLoop.makeSucceededFuture(Self.isHandshake(head) ? [:] : nil)
                 },
                 upgradePipelineHandler: { channel, head in
                     channel.eventLoop.makeCompletedFuture {
@@ -92,6 +92,11 @@ struct HTTPWithWebSocketChannel: ServerChildChannel, HTTPChannelHandler {
         }
     }
 
+    /// Whether the head is a WebSocket handshake for Herald's endpoint (``WebSocketController/isHandshake(method:target:values:)``).
+    fileprivate static func isHandshake(_ head: HTTPRequestHead) -> Bool {
+        WebSocketController.isHandshake(method: head.method.rawValue, target: head.uri) { head.headers[$0] }
+    }
+
     /// The request of a handshake (the client's address for the credential throttle comes from its headers).
     private static func request(_ head: HTTPRequestHead) -> HTTPRequest {
         (try? HTTPRequest(head, secure: false, splitCookie: false))
@@ -106,9 +111,10 @@ struct HTTPWithWebSocketChannel: ServerChildChannel, HTTPChannelHandler {
     {
         struct ClosingAfterRedirect: Error {}
         return { request, writer, channel in
-            guard request.headers[.upgrade]?.lowercased() == "websocket", request.headers[.secWebSocketKey] != nil,
-                request.headers[.secWebSocketVersion] == "13", WebSocketController.isOwnPath(request.head.path)
-            else {
+            let isHandshake = WebSocketController.isHandshake(method: request.method.rawValue, target: request.head.path) {
+                name in HTTPField.Name(name).map { request.headers[values: $0] } ?? []
+            }
+            guard isHandshake else {
                 return try await responder(request, writer, channel)
             }
             var target = request.uri.path
@@ -133,7 +139,7 @@ private final class UpgradeRequestFilter: ChannelInboundHandler, RemovableChanne
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .head(var head) = unwrapInboundIn(data) else { return context.fireChannelRead(data) }
         defer { context.pipeline.syncOperations.removeHandler(context: context, promise: nil) }
-        guard head.headers.contains(name: "upgrade"), !Self.isWebSocketHandshake(head) else {
+        guard head.headers.contains(name: "upgrade"), !HTTPWithWebSocketChannel.isHandshake(head) else {
             return context.fireChannelRead(data)
         }
         if head.headers["upgrade"].contains(where: { $0.lowercased() == "websocket" }) {
@@ -141,13 +147,5 @@ private final class UpgradeRequestFilter: ChannelInboundHandler, RemovableChanne
         }
         head.headers.remove(name: "upgrade")
         context.fireChannelRead(wrapInboundOut(.head(head)))
-    }
-
-    /// A handshake NIO's WebSocket upgrader takes (RFC 6455 §4.2.1), for Herald's WebSocket path.
-    static func isWebSocketHandshake(_ head: HTTPRequestHead) -> Bool {
-        head.method == .GET && WebSocketController.isOwnPath(head.uri)
-            && head.headers["upgrade"].contains { $0.lowercased() == "websocket" }
-            && head.headers[canonicalForm: "connection"].contains { $0.lowercased() == "upgrade" }
-            && !head.headers["sec-websocket-key"].isEmpty && head.headers["sec-websocket-version"] == ["13"]
     }
 }

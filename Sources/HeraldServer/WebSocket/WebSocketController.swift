@@ -42,10 +42,16 @@ struct WebSocketController: Sendable {
         }
     }
 
-    /// Whether a request that asks for a WebSocket upgrade is for this endpoint (`GET /api/push/websocket`, with or
-    /// without a query or a trailing slash); anything else goes on to the HTTP side.
-    static func isUpgradeRequest(_ head: HTTPRequest) -> Bool {
-        head.method == .get && isOwnPath(head.path)
+    /// Whether a request is a WebSocket handshake (RFC 6455 §4.2.1) for this endpoint: `GET` at its path (a query and
+    /// a trailing slash allowed), `Upgrade: websocket`, `Connection: Upgrade`, a `Sec-WebSocket-Key` and
+    /// `Sec-WebSocket-Version: 13`. `values` gives a header's values by its lower-case name.
+    static func isHandshake(method: String, target: String?, values: (String) -> [String]) -> Bool {
+        func tokens(_ name: String) -> [String] {
+            values(name).flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        }
+        return method == "GET" && isOwnPath(target) && tokens("upgrade").contains("websocket")
+            && tokens("connection").contains("upgrade") && !values("sec-websocket-key").isEmpty
+            && values("sec-websocket-version") == ["13"]
     }
 
     /// The session of a socket that was just upgraded.
@@ -145,10 +151,6 @@ struct WebSocketController: Sendable {
             await socket.close(.policyViolation, reason: "wrong device secret")
             if let previous { ended(previous) }
             return .closed
-        } catch {
-            logger.warning("A WebSocket subscription could not be checked", metadata: ["error": "\(error)"])
-            try await send(WebSocketErrorResult(id: id, .storeUnavailable).json, on: socket)
-            return .refused
         }
         if let previous {
             hub.unsubscribe(previous.id, deviceID: previous.deviceID)
