@@ -32,8 +32,7 @@ extension APNsDoubleCore.State {
             return verdict
         }
         let headers = request.headers
-        func values(_ name: String) -> [String] { headers.filter { $0.name == name }.map(\.value) }
-        func value(_ name: String) -> String? { values(name).first }
+        func value(_ name: String) -> String? { headers.first { $0.name == name }?.value }
 
         for header in headers where header.indexed && (header.name == "authorization" || header.name == ":path") {
             verdict.warnings.append("\(header.name) was sent with HPACK indexing; Apple asks for literal without indexing")
@@ -59,9 +58,9 @@ extension APNsDoubleCore.State {
 
         // 6–13: provider token.
         guard let authorization = value("authorization"), authorization.lowercased().hasPrefix("bearer "),
-            case let jwt = authorization.dropFirst("bearer ".count).trimmingCharacters(in: .whitespaces), !jwt.isEmpty
+            case let jwt = Self.trimmingWhitespace(authorization.dropFirst("bearer ".count)), !jwt.isEmpty
         else { return reject(403, "MissingProviderToken") }
-        let inspection = ProviderTokenVerifier.inspect(jwt, keys: keys)
+        let inspection = inspectProviderToken(jwt)
         verdict.providerToken = inspection.decoded
         guard let token = inspection.verified, let key = keys[token.keyID] else {
             return reject(403, "InvalidProviderToken")
@@ -157,6 +156,25 @@ extension APNsDoubleCore.State {
             if recent.count > limit.requests { return reject(429, "TooManyRequests") }
         }
         return verdict
+    }
+
+    /// `text` without the spaces and tabs around it (Foundation's trimming only when there are any).
+    static func trimmingWhitespace(_ text: Substring) -> String {
+        let edges = [text.unicodeScalars.first, text.unicodeScalars.last].compactMap { $0 }
+        guard edges.contains(where: CharacterSet.whitespaces.contains) else { return String(text) }
+        return text.trimmingCharacters(in: .whitespaces)
+    }
+
+    /// The token decoded and verified against the registered keys. Both are pure functions of the token and the
+    /// keys, so each distinct token is inspected once until a key is registered: a provider sends the same token for
+    /// 20 to 60 minutes, and the ES256 check and base64url decoding of every request took two fifths of the double's
+    /// CPU in the benchmark (docs/performance.md, "A cheaper double").
+    mutating func inspectProviderToken(_ jwt: String) -> ProviderTokenVerifier.Inspection {
+        if let known = tokenInspections[jwt] { return known }
+        let inspection = ProviderTokenVerifier.inspect(jwt, keys: keys)
+        if tokenInspections.count >= 64 { tokenInspections.removeAll(keepingCapacity: true) }
+        tokenInspections[jwt] = inspection
+        return inspection
     }
 
     /// What Apple tolerates but a correct sender would not do (§6.2 #31).

@@ -23,6 +23,8 @@ final class APNsDoubleCore: DoubleRequestHandling {
 
     struct State {
         var keys: [String: APNsDouble.Key] = [:]
+        /// Provider tokens already inspected against `keys`, emptied when a key is registered.
+        var tokenInspections: [String: ProviderTokenVerifier.Inspection] = [:]
         var topics: Set<String> = []
         var marks: [String: APNsDouble.DeviceTokenMark] = [:]
         var faults = FaultQueue<APNsDouble.Fault>()
@@ -63,7 +65,12 @@ final class APNsDoubleCore: DoubleRequestHandling {
 
     // MARK: Control
 
-    func register(_ key: APNsDouble.Key) { state.withLock { $0.keys[key.keyID] = key } }
+    func register(_ key: APNsDouble.Key) {
+        state.withLock { state in
+            state.keys[key.keyID] = key
+            state.tokenInspections.removeAll()
+        }
+    }
     func allow(topic: String) { state.withLock { _ = $0.topics.insert(topic) } }
     func inject(_ fault: APNsDouble.Fault, count: Int) { state.withLock { $0.faults.append(fault, count: count) } }
     func clearFaults() { state.withLock { $0.faults.removeAll() } }
@@ -149,7 +156,7 @@ final class APNsDoubleCore: DoubleRequestHandling {
                         connectionID: request.connectionID,
                         kind: .settingsSent(maxConcurrentStreams: options.maxConcurrentStreams), at: now))
             }
-            let apnsID = verdict.requestAPNsID ?? UUID().uuidString.lowercased()
+            let apnsID = verdict.requestAPNsID ?? UUID.random().uuidString.lowercased()
 
             let action: DoubleAction
             let outcome: APNsDouble.Outcome
@@ -190,7 +197,7 @@ final class APNsDoubleCore: DoubleRequestHandling {
                 }
             } else {
                 var headers = [(":status", "200"), ("apns-id", apnsID)]
-                if environment == .sandbox { headers.append(("apns-unique-id", UUID().uuidString.lowercased())) }
+                if environment == .sandbox { headers.append(("apns-unique-id", UUID.random().uuidString.lowercased())) }
                 action = .respond(
                     DoubleResponse(headers: headers, body: nil), raiseStreamsTo: raiseStreamsTo, delay: state.responseDelay)
                 outcome = .answered(status: 200, reason: nil)
