@@ -18,7 +18,7 @@ public struct APIToken: Sendable, Equatable, Identifiable {
     public var revokedAt: Date?
 
     public init(
-        id: UUID = UUID(), deviceID: Device.ID, name: String, tokenHash: String, createdAt: Date, lastUsedAt: Date? = nil,
+        id: UUID = .random(), deviceID: Device.ID, name: String, tokenHash: String, createdAt: Date, lastUsedAt: Date? = nil,
         revokedAt: Date? = nil
     ) {
         self.id = id

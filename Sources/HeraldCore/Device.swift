@@ -40,7 +40,7 @@ public struct Device: Sendable, Equatable, Identifiable {
     public var updatedAt: Date
 
     public init(
-        id: UUID = UUID(), userIDHash: String, secretHash: String, platform: Platform, environment: PushEnvironment,
+        id: UUID = .random(), userIDHash: String, secretHash: String, platform: Platform, environment: PushEnvironment,
         token: String?, isActive: Bool = true, inactiveReason: String? = nil, dailyLimit: Int? = nil,
         createdAt: Date, updatedAt: Date
     ) {

@@ -51,7 +51,7 @@ public struct PushNotification: Sendable, Equatable, Identifiable {
     public var expiresAt: Date
 
     public init(
-        id: UUID = UUID(), deviceID: Device.ID, pushType: PushType, priority: Int, collapseID: String?, payload: Data,
+        id: UUID = .random(), deviceID: Device.ID, pushType: PushType, priority: Int, collapseID: String?, payload: Data,
         quotaDay: String?, status: DeliveryStatus = .pending, attempts: Int = 0, lastError: String? = nil,
         providerMessageID: String? = nil, createdAt: Date, updatedAt: Date? = nil, nextAttemptAt: Date? = nil,
         expiresAt: Date

@@ -33,10 +33,6 @@ public struct UTCDay: Sendable, Hashable, CustomStringConvertible {
         let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
         let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
         let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        func padded(_ value: Int, _ width: Int) -> String {
-            let digits = String(value)
-            return String(repeating: "0", count: max(0, width - digits.count)) + digits
-        }
         description = "\(padded(year, 4))-\(padded(month, 2))-\(padded(day, 2))"
     }
 
@@ -45,8 +41,30 @@ public struct UTCDay: Sendable, Hashable, CustomStringConvertible {
 }
 
 extension Date {
-    /// ISO-8601 with milliseconds and a `Z` zone, e.g. `2019-04-08T00:00:00.000Z`.
+    /// ISO-8601 with milliseconds and a `Z` zone, e.g. `2019-04-08T00:00:00.000Z`; fractions of a millisecond are
+    /// cut off. By arithmetic, as ``UTCDay`` is: every send answer carries one (`resetsAt`), and Foundation's
+    /// `ISO8601FormatStyle` with a `TimeZone` per call cost more than the rest of the answer's body.
     public var iso8601WithMilliseconds: String {
-        formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: TimeZone(identifier: "UTC")!))
+        // To the nearest microsecond first, so that a whole millisecond stored as 1.2339999… s stays 1.234.
+        let microseconds = Int((timeIntervalSince1970 * 1_000_000).rounded())
+        let milliseconds = Self.floorDivision(microseconds, 1_000)
+        let dayStart = Self.floorDivision(milliseconds, 86_400_000)
+        let rest = milliseconds - dayStart * 86_400_000
+        let day = UTCDay(containing: Date(timeIntervalSince1970: Double(dayStart) * 86_400))
+        let time =
+            "\(padded(rest / 3_600_000, 2)):\(padded(rest / 60_000 % 60, 2)):\(padded(rest / 1_000 % 60, 2))"
+            + ".\(padded(rest % 1_000, 3))"
+        return "\(day.description)T\(time)Z"
     }
+
+    private static func floorDivision(_ value: Int, _ divisor: Int) -> Int {
+        let (quotient, remainder) = value.quotientAndRemainder(dividingBy: divisor)
+        return remainder < 0 ? quotient - 1 : quotient
+    }
+}
+
+/// `value` in decimal with leading zeros up to `width` digits.
+private func padded(_ value: Int, _ width: Int) -> String {
+    let digits = String(value)
+    return String(repeating: "0", count: max(0, width - digits.count)) + digits
 }

@@ -157,7 +157,7 @@ enum APNsBaseline {
             request.headers.add(name: "apns-topic", value: BenchAPNs.topic)
             request.headers.add(name: "apns-priority", value: "10")
             request.headers.add(name: "apns-expiration", value: expiration)
-            request.headers.add(name: "apns-id", value: UUID().uuidString.lowercased())
+            request.headers.add(name: "apns-id", value: UUID.random().uuidString.lowercased())
             request.body = .bytes(payload)
             return request
         }

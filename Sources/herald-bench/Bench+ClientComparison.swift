@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import HeraldAPNs
+import HeraldCore
 import HeraldTesting
 import NIOCore
 import NIOHPACK
@@ -206,7 +207,7 @@ extension APNsBaseline.Push {
         headers.add(name: "apns-topic", value: BenchAPNs.topic)
         headers.add(name: "apns-priority", value: "10")
         headers.add(name: "apns-expiration", value: expiration, indexing: .nonIndexable)
-        headers.add(name: "apns-id", value: UUID().uuidString.lowercased(), indexing: .nonIndexable)
+        headers.add(name: "apns-id", value: UUID.random().uuidString.lowercased(), indexing: .nonIndexable)
         return headers
     }
 }

@@ -67,6 +67,41 @@ struct TimeAndSecretsTests {
         }
     }
 
+    @Test func isoTimestampsAgreeWithFoundationToTheMillisecond() {
+        let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: TimeZone(identifier: "UTC")!)
+        var generator = SystemRandomNumberGenerator()
+        let edges: [Int] = [0, -1, 86_399_999, 86_400_000, -86_400_000, 951_782_400_000, 4_102_444_799_999]
+        let randomMilliseconds = (0..<2_000).map { _ in Int.random(in: -2_000_000_000_000...8_000_000_000_000, using: &generator) }
+        for milliseconds in edges + randomMilliseconds {
+            // Half a millisecond in, where no rounding of the Double can move either of them to the next one.
+            let midway = Date(timeIntervalSince1970: (Double(milliseconds) + 0.5) / 1_000)
+            #expect(midway.iso8601WithMilliseconds == midway.formatted(style), "\(milliseconds)")
+            // A whole millisecond stays itself, although its Double may lie just below it (Foundation's prints
+            // the millisecond before then).
+            let whole = Date(timeIntervalSince1970: Double(milliseconds) / 1_000)
+            #expect(whole.iso8601WithMilliseconds == midway.iso8601WithMilliseconds, "\(milliseconds)")
+        }
+        // Fractions of a millisecond are cut off.
+        #expect(Date(timeIntervalSince1970: 1.2349).iso8601WithMilliseconds == "1970-01-01T00:00:01.234Z")
+        #expect(Date(timeIntervalSince1970: -0.0001).iso8601WithMilliseconds == "1969-12-31T23:59:59.999Z")
+    }
+
+    @Test func randomUUIDsAreVersion4AndDiffer() {
+        let uuids = (0..<1_000).map { _ in UUID.random() }
+        #expect(Set(uuids).count == uuids.count)
+        for uuid in uuids {
+            #expect(uuid.uuid.6 >> 4 == 4)  // version 4
+            #expect(uuid.uuid.8 >> 6 == 0b10)  // RFC 9562 variant
+        }
+        // Every other bit varies: none is the same in all of them.
+        let bytes = uuids.map { withUnsafeBytes(of: $0.uuid) { Array($0) } }
+        let fixed: [Int: UInt8] = [6: 0xF0, 8: 0xC0]
+        for index in 0..<16 {
+            let varying = bytes.reduce(UInt8(0)) { $0 | ($1[index] ^ bytes[0][index]) }
+            #expect(varying | (fixed[index] ?? 0) == 0xFF, "byte \(index)")
+        }
+    }
+
     @Test func secretsAreRandomHashedAndComparedWholly() {
         let secret = Secrets.random256BitHex()
         #expect(Secrets.isHex256(secret) && secret == secret.lowercased())

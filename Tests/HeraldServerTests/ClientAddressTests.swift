@@ -17,6 +17,20 @@ struct ClientAddressTests {
         #expect(try #require(IPAddress(text)).description == expected)
     }
 
+    @Test(arguments: [
+        ("192.0.2.1", "192.0.2.1"), ("2001:db8::1", "2001:db8:0:0:0:0:0:1"), ("::ffff:192.0.2.1", "192.0.2.1"),
+        ("::1", "0:0:0:0:0:0:0:1"),
+    ])
+    func socketPeersAreReadFromTheirAddressBytes(peer: String, expected: String) throws {
+        let address = try #require(IPAddress(try SocketAddress(ipAddress: peer, port: 4711)))
+        #expect(address.description == expected)
+        #expect(address == IPAddress(peer))
+    }
+
+    @Test func aUnixDomainSocketPeerHasNoAddress() throws {
+        #expect(IPAddress(try SocketAddress(unixDomainSocketPath: "/tmp/herald.sock")) == nil)
+    }
+
     @Test(arguments: ["", "unknown", "192.0.2", "192.0.2.1.5", "fe80::1%eth0", "[2001:db8::1]x", "_hidden", "2001:db8::1::2"])
     func otherTextIsNotAnAddress(text: String) {
         #expect(IPAddress(text) == nil)

@@ -41,10 +41,18 @@ struct IPAddress: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// The address of a socket peer; `nil` for a Unix domain socket.
+    /// The address of a socket peer, read from its `sockaddr` (no text in between); `nil` for a Unix domain socket.
+    /// `sin_addr` starts at byte 4 of a `sockaddr_in` and `sin6_addr` at byte 8 of a `sockaddr_in6`, on Linux and
+    /// on the BSDs alike.
     init?(_ address: SocketAddress) {
-        guard let text = address.ipAddress else { return nil }
-        self.init(text)
+        switch address {
+        case .v4(let v4):
+            self.init(normalising: withUnsafeBytes(of: v4.address) { Array($0[4..<8]) })
+        case .v6(let v6):
+            self.init(normalising: withUnsafeBytes(of: v6.address) { Array($0[8..<24]) })
+        case .unixDomainSocket:
+            return nil
+        }
     }
 
     var isIPv4: Bool { bytes.count == 4 }

@@ -48,7 +48,7 @@ public final class WebSocketHub: LocalChannel, Service {
     /// `nil` when Herald is shutting down.
     func subscribe(deviceID: Device.ID, messageID: Int, supportsConfirm: Bool, socket: any SubscribedSocket) -> UUID? {
         let subscriber = Subscriber(
-            id: UUID(), deviceID: deviceID, subscriptionMessageID: messageID, supportsConfirm: supportsConfirm, socket: socket)
+            id: .random(), deviceID: deviceID, subscriptionMessageID: messageID, supportsConfirm: supportsConfirm, socket: socket)
         let accepted = state.withLock { state in
             guard !state.isShuttingDown else { return false }
             state.subscribers[deviceID, default: [:]][subscriber.id] = subscriber
@@ -90,7 +90,7 @@ public final class WebSocketHub: LocalChannel, Service {
     public func deliver(_ notification: PushNotification, to device: Device) async -> Bool {
         let subscribers = state.withLock { Array(($0.subscribers[device.id] ?? [:]).values) }
         guard !subscribers.isEmpty, let content = try? JSONValue.decode(notification.payload).objectValue else { return false }
-        let confirmID = UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let confirmID = UUID.random().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         let confirming = subscribers.filter(\.supportsConfirm)
 
         return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in

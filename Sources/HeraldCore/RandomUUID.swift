@@ -1,0 +1,22 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension UUID {
+    /// A random (version 4) UUID from the C library's `arc4random_buf`, a CSPRNG.
+    ///
+    /// Foundation's `UUID()` on Linux opens, reads and closes `/dev/urandom` for every UUID: three system calls,
+    /// about 3 µs, on every accepted notification (docs/performance.md, "UUIDs without a file"). This one takes
+    /// about 0.4 µs.
+    public static func random() -> UUID {
+        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &bytes) { arc4random_buf($0.baseAddress!, $0.count) }
+        bytes.6 = (bytes.6 & 0x0F) | 0x40  // version 4
+        bytes.8 = (bytes.8 & 0x3F) | 0x80  // RFC 9562 variant
+        return UUID(uuid: bytes)
+    }
+}
