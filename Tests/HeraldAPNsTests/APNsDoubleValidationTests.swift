@@ -76,6 +76,23 @@ struct APNsDoubleValidationTests {
         }
     }
 
+    /// The double remembers the tokens it has verified; a key registered later must still count.
+    @Test func aTokenIsJudgedByTheKeysRegisteredWhenItArrives() async throws {
+        try await run { double, client, key, clock in
+            let late = TestKey(teamID: key.teamID)
+            let jwt = try JWTFactory.valid(for: late, issuedAt: clock.now())
+            #expect(try await client.send(headers: validHeaders(jwt: jwt)).reason == "InvalidProviderToken")
+            double.register(.init(late))
+            #expect(try await client.send(headers: validHeaders(jwt: jwt)).status == 200)
+            #expect(try await client.send(headers: validHeaders(jwt: jwt)).status == 200)
+            // The same Key ID now names another key: the token no longer verifies.
+            double.register(.init(keyID: late.keyID, teamID: late.teamID, publicKey: P256.Signing.PrivateKey().publicKey))
+            let refused = try await client.send(headers: validHeaders(jwt: jwt))
+            #expect(refused.status == 403 && refused.reason == "InvalidProviderToken")
+            #expect(double.requests.map(\.providerTokenIsValid) == [false, true, true, false])
+        }
+    }
+
     @Test func malformedTokensAreInvalid() async throws {
         try await run { _, client, key, clock in
             let iat = Int(clock.now().timeIntervalSince1970)
