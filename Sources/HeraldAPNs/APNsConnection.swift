@@ -87,7 +87,7 @@ public final class APNsConnection: Sendable {
     /// The largest answer body read (APNs's error bodies are under 100 bytes).
     public static let maximumAnswerBody = 64 * 1024
     /// Streams a connection opens before it is replaced: client stream ids are odd and end at 2³¹ − 1.
-    static let streamBudget = 1_000_000_000
+    public static let defaultStreamBudget = 1_000_000_000
 
     private struct State {
         var isGoingAway = false
@@ -100,18 +100,24 @@ public final class APNsConnection: Sendable {
     public let channel: any Channel
     private let multiplexer: NIOHTTP2Handler.StreamMultiplexer
     private let authority: String
+    /// Streams this connection opens before it takes no more (``defaultStreamBudget``; smaller in tests).
+    private let streamBudget: Int
     private let state = Mutex(State())
 
-    private init(channel: any Channel, multiplexer: NIOHTTP2Handler.StreamMultiplexer, authority: String) {
+    private init(
+        channel: any Channel, multiplexer: NIOHTTP2Handler.StreamMultiplexer, authority: String, streamBudget: Int
+    ) {
         self.channel = channel
         self.multiplexer = multiplexer
         self.authority = authority
+        self.streamBudget = streamBudget
     }
 
     /// Opens a connection; the future succeeds once it is ready (see the type's documentation) or fails with the
     /// connect, TLS or ``Failure`` error, closing what was opened.
     public static func connect(
-        to endpoint: Endpoint, tls: NIOSSLContext, group: any EventLoopGroup, readyWithin timeout: TimeAmount
+        to endpoint: Endpoint, tls: NIOSSLContext, group: any EventLoopGroup, readyWithin timeout: TimeAmount,
+        streamBudget: Int = defaultStreamBudget
     ) -> EventLoopFuture<APNsConnection> {
         let eventLoop = group.next()
         let ready = eventLoop.makePromise(of: APNsConnection.self)
@@ -127,7 +133,8 @@ public final class APNsConnection: Sendable {
                         mode: .client, connectionConfiguration: .init(), streamConfiguration: .init()
                     ) { pushed in pushed.close() }  // APNs pushes nothing
                     let connection = APNsConnection(
-                        channel: channel, multiplexer: multiplexer, authority: endpoint.authority)
+                        channel: channel, multiplexer: multiplexer, authority: endpoint.authority,
+                        streamBudget: streamBudget)
                     try sync.addHandler(ConnectionWatcher(connection: connection, ready: ready))
                 }
             }
@@ -149,7 +156,7 @@ public final class APNsConnection: Sendable {
 
     /// Whether new requests may go out on this connection.
     public var isUsable: Bool {
-        state.withLock { !$0.isGoingAway && !$0.isRetired && $0.streamsOpened < Self.streamBudget }
+        state.withLock { !$0.isGoingAway && !$0.isRetired && $0.streamsOpened < streamBudget }
     }
 
     /// Requests sent on this connection and not yet answered or failed.
@@ -206,7 +213,7 @@ public final class APNsConnection: Sendable {
 
     private func beginStream() -> Bool {
         state.withLock { state in
-            guard !state.isGoingAway, state.streamsOpened < Self.streamBudget else { return false }
+            guard !state.isGoingAway, state.streamsOpened < streamBudget else { return false }
             state.inFlight += 1
             state.streamsOpened += 1
             return true
@@ -216,7 +223,7 @@ public final class APNsConnection: Sendable {
     private func endStream() {
         let closeNow = state.withLock { state in
             state.inFlight -= 1
-            return state.inFlight == 0 && (state.isRetired || state.streamsOpened >= Self.streamBudget)
+            return state.inFlight == 0 && (state.isRetired || state.streamsOpened >= streamBudget)
         }
         if closeNow { channel.close(promise: nil) }
     }

@@ -49,6 +49,33 @@ struct APNsConnectionTests {
         }
     }
 
+    /// Client stream ids end at 2³¹ − 1, so a connection takes a billion streams and no more; here a budget of 2.
+    @Test func aConnectionThatUsedItsStreamBudgetTakesNoMoreAndClosesAfterItsLastAnswer() async throws {
+        try await APNsHarness.run { harness in
+            let connection = try await Self.connect(to: harness.double, streamBudget: 2)
+            let token = harness.provider.tokenIssuer.currentToken().jwt
+            func post(_ seed: Int) async throws -> Int {
+                var headers = HPACKHeaders()
+                headers.add(name: "authorization", value: "bearer \(token)", indexing: .nonIndexable)
+                headers.add(name: "apns-topic", value: APNsHarness.topic)
+                headers.add(name: "apns-push-type", value: "alert")
+                return try await connection.post(
+                    path: "/3/device/\(Fixtures.apnsToken(seed))", headers: headers,
+                    body: ByteBuffer(string: #"{"aps":{"alert":"budget"}}"#), timeout: .seconds(10)
+                ).status
+            }
+            #expect(try await post(1) == 200)
+            #expect(connection.isUsable)
+            #expect(try await post(2) == 200)
+            #expect(!connection.isUsable)
+            // The last answer closes it.
+            for _ in 0..<1_000 where connection.channel.isActive { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(!connection.channel.isActive)
+            await #expect(throws: APNsConnection.Failure.notAcceptingStreams) { try await post(3) }
+            #expect(harness.double.requests.count == 2)
+        }
+    }
+
     #if os(Linux)
         @Test func connectionAsksTheKernelToNoticeADeadPeer() async throws {
             try await APNsHarness.run { harness in
@@ -102,14 +129,16 @@ struct APNsConnectionTests {
 
 extension APNsConnectionTests {
     /// A connection to the double, as the provider opens them.
-    static func connect(to double: APNsDouble) async throws -> APNsConnection {
+    static func connect(
+        to double: APNsDouble, streamBudget: Int = APNsConnection.defaultStreamBudget
+    ) async throws -> APNsConnection {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.additionalTrustRoots = [.file(double.caPath)]
         tls.applicationProtocols = ["h2"]
         let endpoint = try #require(APNsConnection.Endpoint(baseURL: double.baseURL))
         return try await APNsConnection.connect(
             to: endpoint, tls: try NIOSSLContext(configuration: tls), group: MultiThreadedEventLoopGroup.singleton,
-            readyWithin: .seconds(10)
+            readyWithin: .seconds(10), streamBudget: streamBudget
         ).get()
     }
 }
