@@ -13,6 +13,7 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         let configuration = try loadConfiguration(file: config)
+        Self.readTimeZoneOnce()
         switch configuration.logFormat {
         case .text: LoggingSystem.bootstrap(StreamLogHandler.standardOutput)
         case .json: LoggingSystem.bootstrap { label in JSONLogHandler(label: label) }
@@ -24,6 +25,14 @@ struct Serve: AsyncParsableCommand {
             throw StartupFailure(error)
         }
         try await app.runService()
+    }
+
+    /// The text log's timestamps come from the C library's `strftime`, which calls `tzset()`, and without `TZ`
+    /// glibc then checks `/etc/localtime` with a `stat` on every call: a system call on every access-log line.
+    /// `TZ=:/etc/localtime` (when `TZ` is not set) reads the file once; the local time zone stays the host's, but
+    /// a change of the host's zone is seen at the next start (docs/operations.md, "Logs").
+    static func readTimeZoneOnce() {
+        setenv("TZ", ":/etc/localtime", 0)
     }
 }
 
