@@ -96,7 +96,7 @@ public struct SendPipeline: Sendable {
         let day = UTCDay(containing: now)
         let maximum = dailyLimit(of: device)
         let notification = PushNotification(
-            deviceID: device.id, pushType: draft.pushType, priority: draft.priority, collapseID: draft.collapseID,
+            id: .timeOrdered(at: now), deviceID: device.id, pushType: draft.pushType, priority: draft.priority, collapseID: draft.collapseID,
             payload: fitted.data, quotaDay: draft.isExemptFromQuota ? nil : day.description, createdAt: now,
             expiresAt: draft.expiresAt ?? now.addingTimeInterval(configuration.timeToLive))
 
@@ -176,7 +176,8 @@ public struct SendPipeline: Sendable {
         }
         guard let data = try? JSONValue.object(payload).encoded() else { return }
         let notification = PushNotification(
-            deviceID: device.id, pushType: .alert, priority: 10, collapseID: "herald-rate-limit", payload: data, quotaDay: nil,
+            id: .timeOrdered(at: now), deviceID: device.id, pushType: .alert, priority: 10,
+            collapseID: "herald-rate-limit", payload: data, quotaDay: nil,
             createdAt: now, expiresAt: quota.resetsAt)
         _ = try? await store(
             notification, quota: QuotaRequest(day: UTCDay(containing: now).description, maximum: nil, countsAttempt: false),

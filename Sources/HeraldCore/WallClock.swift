@@ -45,9 +45,7 @@ extension Date {
     /// cut off. By arithmetic, as ``UTCDay`` is: every send answer carries one (`resetsAt`), and Foundation's
     /// `ISO8601FormatStyle` with a `TimeZone` per call cost more than the rest of the answer's body.
     public var iso8601WithMilliseconds: String {
-        // To the nearest microsecond first, so that a whole millisecond stored as 1.2339999… s stays 1.234.
-        let microseconds = Int((timeIntervalSince1970 * 1_000_000).rounded())
-        let milliseconds = Self.floorDivision(microseconds, 1_000)
+        let milliseconds = unixMilliseconds
         let dayStart = Self.floorDivision(milliseconds, 86_400_000)
         let rest = milliseconds - dayStart * 86_400_000
         let day = UTCDay(containing: Date(timeIntervalSince1970: Double(dayStart) * 86_400))
@@ -55,6 +53,12 @@ extension Date {
             "\(padded(rest / 3_600_000, 2)):\(padded(rest / 60_000 % 60, 2)):\(padded(rest / 1_000 % 60, 2))"
             + ".\(padded(rest % 1_000, 3))"
         return "\(day.description)T\(time)Z"
+    }
+
+    /// Whole milliseconds since 1970, fractions cut off; to the nearest microsecond first, so that a whole
+    /// millisecond stored as 1.2339999… s stays 1.234.
+    var unixMilliseconds: Int {
+        Self.floorDivision(Int((timeIntervalSince1970 * 1_000_000).rounded()), 1_000)
     }
 
     private static func floorDivision(_ value: Int, _ divisor: Int) -> Int {

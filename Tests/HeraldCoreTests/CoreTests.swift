@@ -102,6 +102,19 @@ struct TimeAndSecretsTests {
         }
     }
 
+    @Test func timeOrderedUUIDsCarryTheirMillisecondAndSortByIt() {
+        let start = Date(timeIntervalSince1970: 1_795_000_000.123)
+        let uuids = (0..<2_000).map { UUID.timeOrdered(at: start.addingTimeInterval(Double($0 / 4) / 1_000)) }
+        #expect(Set(uuids).count == uuids.count)  // four in each millisecond, all different
+        for (index, uuid) in uuids.enumerated() {
+            let milliseconds = withUnsafeBytes(of: uuid.uuid) { $0[0..<6].reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
+            #expect(milliseconds == 1_795_000_000_123 + UInt64(index / 4))
+            #expect(uuid.uuid.6 >> 4 == 7 && uuid.uuid.8 >> 6 == 0b10)
+        }
+        let texts = uuids.map { $0.uuidString.lowercased() }
+        for index in stride(from: 4, to: texts.count, by: 4) { #expect(texts[index - 1] < texts[index]) }
+    }
+
     @Test func secretsAreRandomHashedAndComparedWholly() {
         let secret = Secrets.random256BitHex()
         #expect(Secrets.isHex256(secret) && secret == secret.lowercased())
