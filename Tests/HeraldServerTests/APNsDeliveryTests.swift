@@ -51,6 +51,28 @@ struct APNsDeliveryTests {
         try await apns.shutdown()
     }
 
+    /// docs/api.md: a notification's id is a version 7 UUID that begins with its acceptance time in milliseconds.
+    @Test func notificationIdsBeginWithTheirAcceptanceTime() async throws {
+        let apns = try await APNsTestServer.start()
+        try await apns.server.run { client in
+            let registration = try await client.register(token: Fixtures.apnsToken(0x43))
+            var sent: [(id: String, at: Date)] = []
+            for _ in 0..<2 {
+                let at = apns.server.clock.now()
+                sent.append((try #require(try await client.notify(registration.userID).json()["id"]?.stringValue), at))
+                apns.server.clock.advance(by: 0.005)
+            }
+            for (id, at) in sent {
+                #expect(id == id.lowercased())
+                #expect(try #require(UUID(uuidString: id)).uuid.6 >> 4 == 7, "\(id)")
+                let milliseconds = Int(((at.timeIntervalSince1970 * 1_000_000).rounded() / 1_000).rounded(.down))
+                #expect(Int(id.replacingOccurrences(of: "-", with: "").prefix(12), radix: 16) == milliseconds, "\(id)")
+            }
+            #expect(sent[0].id < sent[1].id)
+        }
+        try await apns.shutdown()
+    }
+
     @Test func sandboxDevicesGoToTheSandboxEndpoint() async throws {
         let apns = try await APNsTestServer.start()
         try await apns.server.run { client in
