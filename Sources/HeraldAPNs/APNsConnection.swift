@@ -7,10 +7,12 @@ import NIOSSL
 import NIOTLS
 import Synchronization
 
-/// One HTTP/2 connection to an APNs endpoint, built directly on swift-nio-http2's stream multiplexer: TCP, TLS with
-/// ALPN `h2`, `NIOHTTP2Handler` in client mode, and one child stream per request that writes its HEADERS and DATA
-/// frames itself (``APNsStreamHandler``). Issue 10 measured this against AsyncHTTPClient, which converts every request
-/// to HTTP/1 types and back: 0.56–0.72× the CPU per push (docs/performance.md, scenario b2).
+/// One HTTP/2 connection to an APNs endpoint, built directly on swift-nio-http2: TCP, TLS with ALPN `h2`,
+/// `NIOHTTP2Handler` in client mode without a stream multiplexer, and ``APNsConnectionHandler``, which writes each
+/// request's HEADERS and DATA frames on a stream id of its own and matches the answers' frames by stream id. Issue 10
+/// measured a client on the stream multiplexer against AsyncHTTPClient, which converts every request to HTTP/1 types
+/// and back: 0.56–0.72× the CPU per push (docs/performance.md, scenario b2); this one also does without a channel per
+/// stream and writes the requests that arrive together in one flush ("Frames without stream channels").
 ///
 /// - **Ready** means TLS negotiated `h2` and the server's first SETTINGS frame arrived, so the first streams already
 ///   respect its `SETTINGS_MAX_CONCURRENT_STREAMS` (APNs starts at 1). Streams beyond the server's limit wait inside
@@ -98,17 +100,20 @@ public final class APNsConnection: Sendable {
 
     /// The TCP channel; it closes when the connection does.
     public let channel: any Channel
-    private let multiplexer: NIOHTTP2Handler.StreamMultiplexer
+    private let requests: APNsRequestQueue
+    /// Writes the queued requests; used on the channel's event loop only.
+    private let handler: NIOLoopBound<APNsConnectionHandler>
     private let authority: String
     /// Streams this connection opens before it takes no more (``defaultStreamBudget``; smaller in tests).
     private let streamBudget: Int
     private let state = Mutex(State())
 
     private init(
-        channel: any Channel, multiplexer: NIOHTTP2Handler.StreamMultiplexer, authority: String, streamBudget: Int
+        channel: any Channel, requests: APNsRequestQueue, handler: APNsConnectionHandler, authority: String, streamBudget: Int
     ) {
         self.channel = channel
-        self.multiplexer = multiplexer
+        self.requests = requests
+        self.handler = NIOLoopBound(handler, eventLoop: channel.eventLoop)
         self.authority = authority
         self.streamBudget = streamBudget
     }
@@ -129,13 +134,13 @@ public final class APNsConnection: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverHostname))
-                    let multiplexer = try sync.configureHTTP2Pipeline(
-                        mode: .client, connectionConfiguration: .init(), streamConfiguration: .init()
-                    ) { pushed in pushed.close() }  // APNs pushes nothing
-                    let connection = APNsConnection(
-                        channel: channel, multiplexer: multiplexer, authority: endpoint.authority,
+                    try sync.addHandler(NIOHTTP2Handler(mode: .client, connectionConfiguration: .init(), streamConfiguration: .init()))
+                    let requests = APNsRequestQueue()
+                    let handler = APNsConnectionHandler(queue: requests, ready: ready)
+                    handler.connection = APNsConnection(
+                        channel: channel, requests: requests, handler: handler, authority: endpoint.authority,
                         streamBudget: streamBudget)
-                    try sync.addHandler(ConnectionWatcher(connection: connection, ready: ready))
+                    try sync.addHandler(handler)
                 }
             }
             .connect(host: endpoint.host, port: endpoint.port)
@@ -178,13 +183,11 @@ public final class APNsConnection: Sendable {
         requestHeaders.add(name: "content-length", value: String(body.readableBytes))
 
         let answer = channel.eventLoop.makePromise(of: Answer.self)
-        let request = requestHeaders
-        multiplexer.createStreamChannel { stream in
-            stream.eventLoop.makeCompletedFuture {
-                try stream.pipeline.syncOperations.addHandler(
-                    APNsStreamHandler(headers: request, body: body, timeout: timeout, answer: answer))
-            }
-        }.whenFailure { answer.fail($0) }  // a promise keeps its first result
+        let request = APNsRequestQueue.Request(headers: requestHeaders, body: body, timeout: timeout, answer: answer)
+        if requests.enqueue(request) {
+            let handler = handler
+            channel.eventLoop.execute { handler.value.drain() }
+        }
         return try await answer.futureResult.get()
     }
 
@@ -206,8 +209,8 @@ public final class APNsConnection: Sendable {
         try? await channel.close()
     }
 
-    /// Called by the watcher on GOAWAY or when the channel closes.
-    fileprivate func markGoingAway() {
+    /// Called by the handler on GOAWAY or when the channel closes.
+    func markGoingAway() {
         state.withLock { $0.isGoingAway = true }
     }
 
@@ -226,55 +229,6 @@ public final class APNsConnection: Sendable {
             return state.inFlight == 0 && (state.isRetired || state.streamsOpened >= streamBudget)
         }
         if closeNow { channel.close(promise: nil) }
-    }
-}
-
-/// The connection's own handler, after `NIOHTTP2Handler`: completes `ready` when TLS negotiated `h2` and the server's
-/// first SETTINGS arrived, and marks the connection as going away on GOAWAY or close. Connection errors close it.
-private final class ConnectionWatcher: ChannelInboundHandler {
-    typealias InboundIn = HTTP2Frame
-
-    private let connection: APNsConnection
-    private let ready: EventLoopPromise<APNsConnection>
-    private var hasNegotiatedHTTP2 = false
-
-    init(connection: APNsConnection, ready: EventLoopPromise<APNsConnection>) {
-        self.connection = connection
-        self.ready = ready
-    }
-
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let event = event as? TLSUserEvent, case .handshakeCompleted(let negotiated) = event {
-            if negotiated == "h2" {
-                hasNegotiatedHTTP2 = true
-            } else {
-                ready.fail(APNsConnection.Failure.notHTTP2(negotiated: negotiated))
-                context.close(promise: nil)
-            }
-        }
-        context.fireUserInboundEventTriggered(event)
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data).payload {
-        case .settings(.settings) where hasNegotiatedHTTP2:
-            ready.succeed(connection)
-        case .goAway:
-            connection.markGoingAway()
-        default:
-            break
-        }
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        ready.fail(error)
-        context.close(promise: nil)
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        connection.markGoingAway()
-        ready.fail(APNsConnection.Failure.closedBeforeReady)
-        context.fireChannelInactive()
     }
 }
 

@@ -263,6 +263,45 @@ struct APNsProviderDeliveryTests {
         }
     }
 
+    /// The client matches answers to requests by stream id on one connection: each of 255 concurrent sends (one per
+    /// distinct fixture token, two thirds of them unregistered) gets its own verdict.
+    @Test func concurrentAnswersOnOneConnectionEachReachTheirOwnRequest() async throws {
+        try await APNsHarness.run { harness in
+            let seeds = 1...255
+            let isDead = { (seed: Int) in !seed.isMultiple(of: 3) }
+            for seed in seeds where isDead(seed) { harness.double.markUnregistered(Fixtures.apnsToken(seed)) }
+            harness.double.setResponseDelay(.milliseconds(5))  // so that many are open at once
+            let results = await withTaskGroup(of: (Int, DeliveryResult).self) { group in
+                for seed in seeds { group.addTask { (seed, await harness.send(seed)) } }
+                return await group.reduce(into: [Int: DeliveryResult]()) { $0[$1.0] = $1.1 }
+            }
+            let wrong = seeds.filter { seed in
+                isDead(seed) ? results[seed] != .deadToken(reason: "Unregistered") : results[seed]?.isDelivered != true
+            }
+            #expect(wrong.count == 0, "sends that got another request's verdict or none, e.g. \(wrong.prefix(3))")
+            let requests = harness.double.requests
+            #expect(requests.count == seeds.count)
+            #expect(Set(requests.map(\.connectionID)).count == 1)
+            #expect((requests.map(\.openStreams).max() ?? 0) > 1)
+        }
+    }
+
+    /// Answer bodies count against HTTP/2's connection window (65,535 bytes until the client returns it): eight answers
+    /// of 20 KB each on one connection come through only if the client sends WINDOW_UPDATE as bodies arrive; otherwise
+    /// the double has to stop sending after the third and the later requests time out.
+    @Test func answerBodiesBeyondTheConnectionWindowKeepComing() async throws {
+        try await APNsHarness.run(configure: { $0.requestTimeout = .seconds(5) }) { harness in
+            let reason = String(repeating: "x", count: 20_000)
+            harness.double.inject(.respond(status: 400, reason: reason), count: 8)
+            for seed in 1...8 {
+                let result = await harness.send(seed)
+                #expect(result == .failed(reason: reason), "send \(seed): \(String(describing: result).prefix(80))")
+            }
+            #expect(await harness.send(9).isDelivered)
+            #expect(Set(harness.double.requests.map(\.connectionID)).count == 1)
+        }
+    }
+
     @Test func connectionsAreSpreadOverTheConfiguredClients() async throws {
         try await APNsHarness.run(configure: { $0.connectionsPerEnvironment = 3 }) { harness in
             for seed in 1...6 {
