@@ -12,11 +12,11 @@ import Synchronization
 
 extension Bench {
     /// Scenario b2 (issue 10, step 5): AsyncHTTPClient over HTTP/2 and TLS (Herald's APNs client until issue 10)
-    /// against Herald's own client built directly on swift-nio-http2's stream multiplexer (`APNsConnection`), both
-    /// driving the APNs double as
-    /// baseline b does: same double, payload, provider token, 2 connections, 256 requests in flight, warm-up and window;
-    /// AsyncHTTPClient first, then the NIO client, each on fresh connections. Both run in the bench process beside
-    /// the double, so the bench process's CPU per push differs between the two by what the clients cost.
+    /// against Herald's own client built directly on swift-nio-http2 (`APNsConnection`: frames on stream ids, no
+    /// channel per stream), both driving the APNs double as baseline b does: same double, payload, provider token,
+    /// 2 connections, 256 requests in flight, warm-up and window; AsyncHTTPClient first, then Herald's client, each on
+    /// fresh connections. Both run in the bench process beside the double, so the bench process's CPU per push differs
+    /// between the two by what the clients cost.
     func clientComparison() async throws {
         let scenario = "b2 APNs client"
         let connections = 2
