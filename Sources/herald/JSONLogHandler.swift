@@ -1,7 +1,7 @@
 import Foundation
 import HeraldCore
+import HeraldServer
 import Logging
-import Synchronization
 
 /// `HERALD_LOG_FORMAT=json`: one JSON object per line on standard output, for log collectors.
 ///
@@ -16,8 +16,6 @@ struct JSONLogHandler: LogHandler {
     var metadata: Logger.Metadata = [:]
     var metadataProvider: Logger.MetadataProvider?
 
-    /// Lines from every thread go out whole, one at a time.
-    private static let output = Mutex(())
     private static let timeFormat = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
 
     init(label: String, metadataProvider: Logger.MetadataProvider? = nil) {
@@ -43,7 +41,7 @@ struct JSONLogHandler: LogHandler {
         object["source"] = .string(event.source)
         guard var line = try? JSONValue.object(object).encoded() else { return }
         line.append(UInt8(ascii: "\n"))
-        Self.output.withLock { _ in FileHandle.standardOutput.write(line) }
+        line.withUnsafeBytes { LogLineWriter.standardOutput.write(bytes: $0) }
     }
 
     static func json(_ value: Logger.Metadata.Value) -> JSONValue {

@@ -15,9 +15,10 @@ struct Serve: AsyncParsableCommand {
         let configuration = try loadConfiguration(file: config)
         Self.readTimeZoneOnce()
         switch configuration.logFormat {
-        case .text: LoggingSystem.bootstrap(StreamLogHandler.standardOutput)
+        case .text: LoggingSystem.bootstrap { label in StreamLogHandler(label: label, stream: LogLineWriter.standardOutput.stream) }
         case .json: LoggingSystem.bootstrap { label in JSONLogHandler(label: label) }
         }
+        defer { LogLineWriter.standardOutput.flush() }
         let app: any ApplicationProtocol
         do {
             app = try await buildApplication(configuration)

@@ -1,0 +1,119 @@
+import Foundation
+import Logging
+
+/// Log lines to a file descriptor (standard output for `herald serve`), written in batches by a thread of its own.
+///
+/// A log call copies its line into a buffer and returns; the thread writes whatever has gathered with one `write` and
+/// then waits ``gatherMicroseconds`` for more before it writes again. Under load that is one system call for many lines
+/// instead of one per line (the access log writes a line per request); the line of an idle server goes out at once.
+/// Lines stay whole and in the order they were logged.
+///
+/// - A crash loses at most the lines of the last ``gatherMicroseconds``; `herald serve` calls ``flush()`` before it exits.
+/// - If the reader falls behind (a full pipe), the buffer grows to ``maximumBuffered`` bytes and then log calls wait,
+///   as a direct write would.
+///
+/// ```swift
+/// LoggingSystem.bootstrap { StreamLogHandler(label: $0, stream: LogLineWriter.standardOutput.stream) }
+/// ```
+public final class LogLineWriter: @unchecked Sendable {
+    /// Standard output, for the whole process.
+    public static let standardOutput = LogLineWriter(fileDescriptor: STDOUT_FILENO)
+
+    /// How long the writer gathers lines after a write before the next one: 2 ms.
+    public static let gatherMicroseconds: UInt32 = 2_000
+    /// The most bytes waiting before log calls wait for the writer.
+    public static let maximumBuffered = 4 << 20
+
+    /// Guards every `var` below: `pending`, `isWriterWaiting`, `isWriting`.
+    private let condition = NSCondition()
+    private var pending: [UInt8] = []
+    private var isWriterWaiting = false
+    private var isWriting = false
+    private let fileDescriptor: Int32
+
+    /// Starts the writer thread for `fileDescriptor`; the thread runs as long as the process.
+    public init(fileDescriptor: Int32) {
+        self.fileDescriptor = fileDescriptor
+        let thread = Thread { [self] in run() }
+        thread.name = "herald-log-writer"
+        thread.start()
+    }
+
+    /// A `TextOutputStream` for swift-log's `StreamLogHandler`, which writes each line with one call.
+    public var stream: Stream { Stream(writer: self) }
+
+    /// Queues one line (or several, each ending in a newline).
+    public func write(_ text: String) {
+        var text = text
+        text.withUTF8 { write(bytes: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Queues bytes that end in a newline.
+    public func write(bytes: UnsafeRawBufferPointer) {
+        condition.lock()
+        while pending.count >= Self.maximumBuffered { condition.wait() }
+        pending.append(contentsOf: bytes)
+        let wakeWriter = isWriterWaiting
+        condition.unlock()
+        // A broadcast, because flushes and waiting log calls wait on the same condition.
+        if wakeWriter { condition.broadcast() }
+    }
+
+    /// Returns once every line queued before this call is written.
+    public func flush() {
+        condition.lock()
+        while !pending.isEmpty || isWriting { condition.wait() }
+        condition.unlock()
+    }
+
+    /// The writer thread: waits for lines, writes all that gathered, lets the next ones gather.
+    private func run() {
+        var batch: [UInt8] = []
+        while true {
+            condition.lock()
+            while pending.isEmpty {
+                isWriterWaiting = true
+                condition.wait()
+            }
+            isWriterWaiting = false
+            isWriting = true
+            swap(&batch, &pending)
+            condition.unlock()
+
+            writeAll(batch)
+            batch.removeAll(keepingCapacity: true)
+
+            condition.lock()
+            isWriting = false
+            condition.unlock()
+            condition.broadcast()
+            usleep(Self.gatherMicroseconds)
+        }
+    }
+
+    /// Writes the bytes whole; on an error other than an interruption, the rest is dropped (as `fwrite` would).
+    private func writeAll(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = Foundation.write(fileDescriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if written > 0 {
+                    offset += written
+                } else if written < 0, errno == EINTR {
+                    continue
+                } else {
+                    return
+                }
+            }
+        }
+    }
+
+    /// The writer as a `TextOutputStream`.
+    public struct Stream: TextOutputStream, Sendable {
+        let writer: LogLineWriter
+
+        public mutating func write(_ string: String) {
+            writer.write(string)
+        }
+    }
+}
