@@ -134,7 +134,8 @@ public final class APNsConnection: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverHostname))
-                    try sync.addHandler(NIOHTTP2Handler(mode: .client, connectionConfiguration: .init(), streamConfiguration: .init()))
+                    // No stream multiplexer: every frame reaches the connection handler below.
+                    try sync.addHandler(NIOHTTP2Handler(mode: .client, connectionConfiguration: .init()))
                     let requests = APNsRequestQueue()
                     let handler = APNsConnectionHandler(queue: requests, ready: ready)
                     handler.connection = APNsConnection(

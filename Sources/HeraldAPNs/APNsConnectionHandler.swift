@@ -90,7 +90,7 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        failEverything(.streamClosedBeforeAnswer)
+        failEverything()
         self.context = nil
         connection = nil
     }
@@ -104,20 +104,23 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
             return
         }
         let now = NIODeadline.now()
+        var earliest = NIODeadline.distantFuture
         for request in requests {
             let id = HTTP2StreamID(nextStreamID)
             nextStreamID += 2
-            streams[id] = OpenStream(answer: request.answer, deadline: now + request.timeout, timeout: request.timeout)
+            let deadline = now + request.timeout
+            earliest = min(earliest, deadline)
+            streams[id] = OpenStream(answer: request.answer, deadline: deadline, timeout: request.timeout)
+            let headers = HTTP2Frame(streamID: id, payload: .headers(.init(headers: request.headers)))
+            let body = HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(request.body), endStream: true)))
             let written = context.eventLoop.makePromise(of: Void.self)
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .headers(.init(headers: request.headers)))), promise: written)
-            context.write(
-                wrapOutboundOut(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(request.body), endStream: true)))),
-                promise: nil)
+            context.write(wrapOutboundOut(headers), promise: written)
+            context.write(wrapOutboundOut(body), promise: nil)
             // The HEADERS frame fails when the stream cannot be opened (GOAWAY came first, the connection closed).
             written.futureResult.assumeIsolated().whenFailure { error in self.fail(id, with: error) }
         }
         context.flush()
-        scheduleDeadlineCheck(before: now + requests.map(\.timeout).min()!)
+        scheduleDeadlineCheck(before: earliest)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -164,9 +167,9 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
             fail(closed.streamID, with: APNsConnection.Failure.streamClosedBeforeAnswer)
         case let window as NIOHTTP2WindowUpdatedEvent where window.streamID == .rootStream:
             if let size = window.inboundWindowSize, size < Self.connectionWindow / 2 {
-                context.writeAndFlush(
-                    wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: Self.connectionWindow - size))),
-                    promise: nil)
+                let increment = Self.connectionWindow - size
+                let update = HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: increment))
+                context.writeAndFlush(wrapOutboundOut(update), promise: nil)
             }
         case let tls as TLSUserEvent:
             if case .handshakeCompleted(let negotiated) = tls {
@@ -196,7 +199,7 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
         isClosed = true
         connection?.markGoingAway()
         ready.fail(APNsConnection.Failure.closedBeforeReady)
-        failEverything(.streamClosedBeforeAnswer)
+        failEverything()
         context.fireChannelInactive()
     }
 
@@ -221,12 +224,12 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
     }
 
     /// Fails every open stream and every queued request (the connection closed).
-    private func failEverything(_ failure: APNsConnection.Failure) {
+    private func failEverything() {
         deadlineCheck?.task.cancel()
         deadlineCheck = nil
         let open = streams
         streams = [:]
-        for stream in open.values { stream.answer.fail(failure) }
+        for stream in open.values { stream.answer.fail(APNsConnection.Failure.streamClosedBeforeAnswer) }
         for request in queue.takeAll() { request.answer.fail(APNsConnection.Failure.notAcceptingStreams) }
     }
 
