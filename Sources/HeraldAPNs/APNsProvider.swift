@@ -90,7 +90,7 @@ public final class APNsProvider: PushProvider {
 
     /// Sends one notification and classifies the answer; see the type's documentation for the rules.
     public func send(_ notification: PushNotification, to device: Device) async -> DeliveryResult {
-        let apnsID = notification.id.uuidString.lowercased()
+        let apnsID = notification.id.lowercasedText
         guard let deviceToken = device.token, !deviceToken.isEmpty else {
             return .failed(reason: "MissingDeviceToken")
         }

@@ -155,7 +155,7 @@ public final class DeliveryWorker: Service, Sendable {
         self.configuration = configuration
         self.logger = logger
         self.metrics = metrics
-        let instanceID = configuration.instanceID ?? "herald-" + UUID().uuidString.lowercased().prefix(13)
+        let instanceID = configuration.instanceID ?? "herald-" + UUID().lowercasedText.prefix(13)
         self.instanceID = instanceID
         // Outcomes that nobody waits for hold back for an accept to ride along with, but never hold so many slots
         // that deliveries stall behind them.

@@ -31,11 +31,12 @@ enum JSONText {
             output.append(UInt8(ascii: "]"))
         case .object(let object):
             output.append(UInt8(ascii: "{"))
-            for (index, key) in object.keys.sorted().enumerated() {
+            // The members sorted, not the keys: looking each key up again hashed it once more.
+            for (index, member) in object.sorted(by: { $0.key < $1.key }).enumerated() {
                 if index > 0 { output.append(UInt8(ascii: ",")) }
-                writeString(key, into: &output)
+                writeString(member.key, into: &output)
                 output.append(UInt8(ascii: ":"))
-                try write(object[key]!, into: &output)
+                try write(member.value, into: &output)
             }
             output.append(UInt8(ascii: "}"))
         }
@@ -44,8 +45,14 @@ enum JSONText {
     private static let doubleEncoder = JSONEncoder()
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
-    private static func writeString(_ string: String, into output: inout [UInt8]) {
+    static func writeString(_ string: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
+        // Most strings need no escape: copied whole rather than byte by byte.
+        guard string.utf8.contains(where: needsEscape) else {
+            output.append(contentsOf: string.utf8)
+            output.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in string.utf8 {
             switch byte {
             case UInt8(ascii: "\""): output.append(contentsOf: #"\""#.utf8)
@@ -63,6 +70,10 @@ enum JSONText {
             }
         }
         output.append(UInt8(ascii: "\""))
+    }
+
+    private static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
     }
 
     // MARK: Reading

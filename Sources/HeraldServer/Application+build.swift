@@ -107,7 +107,7 @@ public func buildApplication(
 /// predecessor's leases back at once). With port 0 (a port chosen by the system) a random suffix stands for the port.
 func defaultInstanceID(port: Int) -> String {
     let host = ProcessInfo.processInfo.hostName
-    return port == 0 ? "\(host):0-\(UUID().uuidString.lowercased().prefix(8))" : "\(host):\(port)"
+    return port == 0 ? "\(host):0-\(UUID().lowercasedText.prefix(8))" : "\(host):\(port)"
 }
 
 /// HTTP/1.1 with the WebSocket upgrade, every connection under a ``ConnectionGuard`` (timeouts, connection cap,

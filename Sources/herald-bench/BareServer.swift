@@ -29,7 +29,7 @@ struct BareServer: AsyncParsableCommand {
                 return Response(status: .badRequest)
             }
             let answer: JSONValue = [
-                "id": .string(UUID.random().uuidString.lowercased()), "status": "delivered", "truncated": false,
+                "id": .string(UUID.random().lowercasedText), "status": "delivered", "truncated": false,
                 "rateLimits": [
                     "attempts": 1, "successful": 1, "errors": 0, "total": 1, "maximum": 150, "remaining": 149,
                     "resetsAt": "2026-01-01T00:00:00.000Z",

@@ -31,7 +31,7 @@ struct Token: AsyncParsableCommand {
         func run() async throws {
             try await withTokens(device) { tokens, device in
                 let issued = try await tokens.create(name: name, for: device)
-                printError("Created API token \"\(issued.token.name)\" (id \(issued.token.id.uuidString.lowercased())); it is not shown again.")
+                printError("Created API token \"\(issued.token.name)\" (id \(issued.token.id.lowercasedText)); it is not shown again.")
                 print(issued.secret)
             }
         }
@@ -54,7 +54,7 @@ struct Token: AsyncParsableCommand {
                 for token in active {
                     print(
                         [
-                            token.id.uuidString.lowercased(), token.name, token.createdAt.iso8601WithMilliseconds,
+                            token.id.lowercasedText, token.name, token.createdAt.iso8601WithMilliseconds,
                             token.lastUsedAt?.iso8601WithMilliseconds ?? "never",
                         ].joined(separator: "\t"))
                 }
@@ -74,7 +74,7 @@ struct Token: AsyncParsableCommand {
         func run() async throws {
             try await withTokens(device) { tokens, device in
                 let revoked = try await tokens.revoke(token, of: device)
-                print("Revoked API token \"\(revoked.name)\" (id \(revoked.id.uuidString.lowercased())).")
+                print("Revoked API token \"\(revoked.name)\" (id \(revoked.id.lowercasedText)).")
             }
         }
     }

@@ -102,6 +102,18 @@ struct TimeAndSecretsTests {
         }
     }
 
+    @Test func idTextIsFoundationsLowercased() {
+        var uuids = (0..<1_000).map { _ in UUID.random() } + (0..<100).map { _ in UUID.timeOrdered(at: Date()) }
+        uuids.append(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
+        uuids.append(UUID(uuid: (255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255)))
+        uuids.append(UUID(uuid: (0x09, 0x0a, 0x90, 0xa0, 0x0f, 0xf0, 0x19, 0x9a, 0xa9, 0x1a, 0x00, 0x01, 0x10, 0xfe, 0xef, 0x5c)))
+        for uuid in uuids {
+            #expect(uuid.lowercasedText == uuid.uuidString.lowercased())
+            #expect(UUID(uuidString: uuid.lowercasedText) == uuid)
+        }
+        #expect(uuids.last?.lowercasedText == "090a90a0-0ff0-199a-a91a-000110feef5c")
+    }
+
     @Test func timeOrderedUUIDsCarryTheirMillisecondAndSortByIt() {
         let start = Date(timeIntervalSince1970: 1_795_000_000.123)
         let uuids = (0..<2_000).map { UUID.timeOrdered(at: start.addingTimeInterval(Double($0 / 4) / 1_000)) }
@@ -111,7 +123,7 @@ struct TimeAndSecretsTests {
             #expect(milliseconds == 1_795_000_000_123 + UInt64(index / 4))
             #expect(uuid.uuid.6 >> 4 == 7 && uuid.uuid.8 >> 6 == 0b10)
         }
-        let texts = uuids.map { $0.uuidString.lowercased() }
+        let texts = uuids.map(\.lowercasedText)
         for index in stride(from: 4, to: texts.count, by: 4) { #expect(texts[index - 1] < texts[index]) }
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 import HeraldCore
 import HummingbirdWSClient
@@ -10,6 +11,29 @@ import Testing
 /// channel's message decoding.
 @Suite("Validation rules")
 struct ValidationRulesTests {
+    // MARK: Answers written member by member
+
+    @Test(arguments: [
+        QuotaCounters(), QuotaCounters(attempts: 12, successful: 9, errors: 3, total: 12),
+        QuotaCounters(attempts: 1_000_000, successful: 149, errors: 0, total: 150),
+    ])
+    func rateLimitsWrittenMemberByMemberAreTheDictionarysBytes(counters: QuotaCounters) throws {
+        let quota = QuotaStatus(counters: counters, maximum: 150, resetsAt: Date(timeIntervalSince1970: 1_795_046_400))
+        #expect(SendAnswers.rateLimitsObject(quota).finished() == Array(try SendAnswers.rateLimits(quota).encoded()))
+
+        var body = JSONObjectWriter()
+        body.add("id", .string("0195a8f2-1c3e-7000-8000-000000000001"))
+        body.add("rateLimits", SendAnswers.rateLimitsObject(quota))
+        body.add("status", .string("queued"))
+        body.add("truncated", .bool(true))
+        body.add("warning", .string("No \"provider\"\n\u{1}; é \\ /"))
+        let dictionary: JSONValue = [
+            "id": "0195a8f2-1c3e-7000-8000-000000000001", "rateLimits": SendAnswers.rateLimits(quota), "status": "queued",
+            "truncated": true, "warning": .string("No \"provider\"\n\u{1}; é \\ /"),
+        ]
+        #expect(body.finished() == Array(try dictionary.encoded()))
+    }
+
     // MARK: Error codes
 
     @Test func everyCodeHasItsStatusAndEveryDefaultMessageIsASentence() {

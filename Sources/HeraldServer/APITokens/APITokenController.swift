@@ -54,7 +54,7 @@ struct APITokenController<Context: RemoteAddressRequestContext>: Sendable {
     /// `{"id", "name", "created_at", "last_used_at"}` (`last_used_at` is `null` until the token is used).
     static func json(_ token: APIToken) -> JSONObject {
         [
-            "id": .string(token.id.uuidString.lowercased()), "name": .string(token.name),
+            "id": .string(token.id.lowercasedText), "name": .string(token.name),
             "created_at": .string(token.createdAt.iso8601WithMilliseconds),
             "last_used_at": token.lastUsedAt.map { .string($0.iso8601WithMilliseconds) } ?? .null,
         ]

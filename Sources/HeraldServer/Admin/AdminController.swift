@@ -202,9 +202,9 @@ struct AdminController<Context: RemoteAddressRequestContext>: Sendable {
         let device = try await storeCall { try await store.device(id: notification.deviceID) }
         let lease = try await storeCall { try await store.lease(of: id) }
         var details: [String: Any] = [
-            "id": id.uuidString.lowercased(), "status": notification.status.rawValue,
+            "id": id.lowercasedText, "status": notification.status.rawValue,
             "history": AdminPages.history(of: notification, lease: notification.status == .pending ? lease : nil),
-            "deviceID": notification.deviceID.uuidString.lowercased(), "platform": device?.platform.rawValue ?? "device removed",
+            "deviceID": notification.deviceID.lowercasedText, "platform": device?.platform.rawValue ?? "device removed",
             "pushType": notification.pushType.rawValue, "priority": notification.priority, "attempts": notification.attempts,
             "quota": notification.quotaDay.map { "counted on \($0)" } ?? "exempt",
             "lease": lease.map { "\($0.owner), until \(AdminPages.time($0.expiresAt))" } ?? "nobody",
@@ -231,7 +231,7 @@ struct AdminController<Context: RemoteAddressRequestContext>: Sendable {
             throw APIError.storeUnavailable("\(error)")
         }
         var facts: [String: Any] = [
-            "id": device.id.uuidString.lowercased(), "platform": device.platform.rawValue,
+            "id": device.id.lowercasedText, "platform": device.platform.rawValue,
             "environment": device.platform == .apns ? device.environment.rawValue : "–",
             "state": device.isActive ? "active" : "inactive", "stateClass": device.isActive ? "active" : "inactive",
             "used": quota.counters.successful, "maximum": quota.maximum, "remaining": quota.remaining,
@@ -269,7 +269,7 @@ struct AdminController<Context: RemoteAddressRequestContext>: Sendable {
                 throw SendAnswers.apiError(error, now: clock.now())
             }
             context.logger.notice("An operator sent a test notification from the dashboard")
-            return AdminPages.redirect(to: "/admin/notification?id=\(receipt.notification.id.uuidString.lowercased())&sent=1")
+            return AdminPages.redirect(to: "/admin/notification?id=\(receipt.notification.id.lowercasedText)&sent=1")
         } catch let error as APIError {
             var message = error.message
             if let id = error.extra["id"]?.stringValue { message += " (notification \(id))" }

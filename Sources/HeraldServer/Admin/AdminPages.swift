@@ -128,8 +128,8 @@ struct AdminPages: Sendable {
     static func row(_ notification: PushNotification, platform: Platform?) -> [String: Any] {
         let updated = shortTime(notification.updatedAt)
         var row: [String: Any] = [
-            "id": notification.id.uuidString.lowercased(),
-            "shortID": String(notification.id.uuidString.lowercased().prefix(8)) + "…",
+            "id": notification.id.lowercasedText,
+            "shortID": String(notification.id.lowercasedText.prefix(8)) + "…",
             "status": notification.status.rawValue, "attempts": notification.attempts,
             "updatedDay": String(updated.prefix(10)), "updatedTime": String(updated.suffix(8)),
             "platform": platform?.rawValue ?? "–",

@@ -25,13 +25,11 @@ struct HomeAssistantController<Context: RemoteAddressRequestContext>: Sendable {
             let draft = try HomeAssistantPayload.draft(for: notify, platform: device.platform, now: clock.now())
             do throws(SendError) {
                 let receipt = try await pipeline.send(draft, to: device)
-                return JSONResponse.make(
-                    status: .created,
-                    body: [
-                        "messageId": .string(receipt.notification.providerMessageID ?? receipt.notification.id.uuidString.lowercased()),
-                        "target": .string(notify.pushToken), "rateLimits": SendAnswers.rateLimits(receipt.quota),
-                    ],
-                    headers: SendAnswers.headers(receipt.quota, now: clock.now()))
+                var body = JSONObjectWriter()
+                body.add("messageId", .string(receipt.notification.providerMessageID ?? receipt.notification.id.lowercasedText))
+                body.add("rateLimits", SendAnswers.rateLimitsObject(receipt.quota))
+                body.add("target", .string(notify.pushToken))
+                return JSONResponse.make(status: .created, body: body, headers: SendAnswers.headers(receipt.quota, now: clock.now()))
             } catch {
                 throw homeAssistantError(error, target: notify.pushToken)
             }

@@ -31,7 +31,7 @@ struct NotificationStatusController<Context: RemoteAddressRequestContext>: Senda
         let stored = try await storeCall { try await pipeline.notification(id: id) }
         guard let notification = stored, notification.deviceID == device.id else { throw notFound }
         var body: JSONObject = [
-            "id": .string(notification.id.uuidString.lowercased()), "status": .string(notification.status.rawValue),
+            "id": .string(notification.id.lowercasedText), "status": .string(notification.status.rawValue),
             "attempts": .int(notification.attempts), "created_at": .string(notification.createdAt.iso8601WithMilliseconds),
             "updated_at": .string(notification.updatedAt.iso8601WithMilliseconds),
             "expires_at": .string(notification.expiresAt.iso8601WithMilliseconds),

@@ -16,14 +16,30 @@ enum SendAnswers {
         ]
     }
 
+    /// `rateLimits` as the 201s write it, member by member (``JSONObjectWriter``): the same bytes as
+    /// ``rateLimits(_:)``, which the refusals use (a test holds the two together).
+    static func rateLimitsObject(_ quota: QuotaStatus) -> JSONObjectWriter {
+        var object = JSONObjectWriter(capacity: 160)
+        object.add("attempts", .int(quota.counters.attempts))
+        object.add("errors", .int(quota.counters.errors))
+        object.add("maximum", .int(quota.maximum))
+        object.add("remaining", .int(quota.remaining))
+        object.add("resetsAt", .string(quota.resetsAt.iso8601WithMilliseconds))
+        object.add("successful", .int(quota.counters.successful))
+        object.add("total", .int(quota.counters.total))
+        return object
+    }
+
     /// The answer to an accepted send, the same for every send API but Home Assistant's:
-    /// 201 `{"id", "status", "truncated", "rateLimits", "warning"?}` with the `RateLimit-*` headers.
+    /// 201 `{"id", "status", "truncated", "rateLimits", "warning"?}` with the `RateLimit-*` headers. Written member by
+    /// member, in key order, as every accepted notification is answered (docs/performance.md, "Ids as text").
     static func created(_ receipt: SendReceipt, now: Date) -> Response {
-        var body: JSONObject = [
-            "id": .string(receipt.notification.id.uuidString.lowercased()), "status": .string(receipt.statusWord),
-            "truncated": .bool(receipt.truncated), "rateLimits": rateLimits(receipt.quota),
-        ]
-        if let warning = receipt.warning { body["warning"] = .string(warning) }
+        var body = JSONObjectWriter()
+        body.add("id", .string(receipt.notification.id.lowercasedText))
+        body.add("rateLimits", rateLimitsObject(receipt.quota))
+        body.add("status", .string(receipt.statusWord))
+        body.add("truncated", .bool(receipt.truncated))
+        if let warning = receipt.warning { body.add("warning", .string(warning)) }
         return JSONResponse.make(status: .created, body: body, headers: headers(receipt.quota, now: now))
     }
 
@@ -61,7 +77,7 @@ enum SendAnswers {
         switch error {
         case .deviceInactive(let reason), .deadTokenDetected(_, let reason):
             var extra: JSONObject = ["reason": .string(reason)]
-            if case .deadTokenDetected(let id, _) = error { extra["id"] = .string(id.uuidString.lowercased()) }
+            if case .deadTokenDetected(let id, _) = error { extra["id"] = .string(id.lowercasedText) }
             return APIError(
                 .deviceMustReregister,
                 message: "The device's push token is no longer valid (\(reason)); the app must register again.", extra: extra)
@@ -80,7 +96,7 @@ enum SendAnswers {
         case .rejectedByProvider(let id, let reason):
             return APIError(
                 .rejectedByProvider, message: "The push service refused the notification: \(reason).",
-                extra: ["id": .string(id.uuidString.lowercased()), "reason": .string(reason)])
+                extra: ["id": .string(id.lowercasedText), "reason": .string(reason)])
         case .storeUnavailable(let detail):
             return APIError.storeUnavailable(detail)
         }

@@ -90,7 +90,7 @@ public final class WebSocketHub: LocalChannel, Service {
     public func deliver(_ notification: PushNotification, to device: Device) async -> Bool {
         let subscribers = state.withLock { Array(($0.subscribers[device.id] ?? [:]).values) }
         guard !subscribers.isEmpty, let content = try? JSONValue.decode(notification.payload).objectValue else { return false }
-        let confirmID = UUID.random().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let confirmID = UUID.random().lowercasedText.replacingOccurrences(of: "-", with: "")
         let confirming = subscribers.filter(\.supportsConfirm)
 
         return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
@@ -133,7 +133,7 @@ public final class WebSocketHub: LocalChannel, Service {
         var event = content
         let alert = content["aps"]?.objectValue?["alert"]?.objectValue ?? content["notification"]?.objectValue
         let data = content["data"]?.objectValue
-        event["id"] = .string(notification.id.uuidString.lowercased())
+        event["id"] = .string(notification.id.lowercasedText)
         if let title = alert?["title"] ?? data?["title"] { event["title"] = title }
         if let body = alert?["body"] ?? data?["message"] ?? data?["body"] {
             event["body"] = body

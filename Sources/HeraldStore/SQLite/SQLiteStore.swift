@@ -220,21 +220,21 @@ public final class SQLiteStore: HeraldStore {
         let quota = request.quota
         let deviceID = notification.deviceID.databaseString
         guard
-            let counted = try Row.fetchOne(
+            let counted = try firstRow(
                 db.cachedStatement(
                     sql: """
                         INSERT INTO quota_counter (device_id, day, attempts) VALUES (?, ?, ?)
                         ON CONFLICT (device_id, day) DO UPDATE SET attempts = attempts + excluded.attempts
                         RETURNING attempts, successful, errors, total, limit_announced
                         """),
-                arguments: [deviceID, quota.day, quota.countsAttempt ? 1 : 0])
+                [deviceID, quota.day, quota.countsAttempt ? 1 : 0], read: QuotaRow.init)
         else { throw StoreError.notFound("quota counter") }
-        var counters = Self.counters(counted)
+        var counters = counted.counters
         var usedUpQuota = false
         if let maximum = quota.maximum {
             if counters.successful >= maximum { return .quotaExceeded(counters) }
             guard
-                let updated = try Row.fetchOne(
+                let updated = try firstRow(
                     db.cachedStatement(
                         sql: """
                             UPDATE quota_counter SET successful = successful + 1, total = total + 1,
@@ -242,10 +242,10 @@ public final class SQLiteStore: HeraldStore {
                             WHERE device_id = ? AND day = ?
                             RETURNING attempts, successful, errors, total, limit_announced
                             """),
-                    arguments: [maximum, deviceID, quota.day])
+                    [maximum, deviceID, quota.day], read: QuotaRow.init)
             else { throw StoreError.notFound("quota counter") }
-            counters = Self.counters(updated)
-            usedUpQuota = (counted["limit_announced"] as Bool) == false && (updated["limit_announced"] as Bool) == true
+            counters = updated.counters
+            usedUpQuota = !counted.limitAnnounced && updated.limitAnnounced
         }
         try db.cachedStatement(
             sql: """
@@ -262,7 +262,7 @@ public final class SQLiteStore: HeraldStore {
     private static func save(_ outcome: DeliveryOutcome, owner: String, _ db: GRDB.Database) throws -> [Device.ID] {
         let notification = outcome.notification
         guard
-            let stored = try Row.fetchOne(
+            let quotaDay = try firstRow(
                 db.cachedStatement(
                     sql: """
                         UPDATE notification SET status = ?, attempts = ?, last_error = ?, provider_message_id = ?,
@@ -271,14 +271,14 @@ public final class SQLiteStore: HeraldStore {
                         WHERE id = ? AND lease_owner = ? AND status = 'pending'
                         RETURNING quota_day
                         """),
-                arguments: [
+                [
                     notification.status.rawValue, notification.attempts, notification.lastError,
                     notification.providerMessageID, notification.updatedAt.timeIntervalSince1970,
                     notification.nextAttemptAt.timeIntervalSince1970, notification.expiresAt.timeIntervalSince1970,
                     outcome.isParked, notification.id.databaseString, owner,
-                ])
+                ], read: { row -> String? in row[0] })
         else { return [] }  // the lease was lost (taken over) or the notification is gone: nothing to save
-        if outcome.releasesQuota, let day: String = stored["quota_day"] {
+        if outcome.releasesQuota, let day = quotaDay {
             try db.cachedStatement(
                 sql: """
                     UPDATE quota_counter SET successful = MAX(successful - 1, 0), errors = errors + 1
@@ -476,6 +476,28 @@ public final class SQLiteStore: HeraldStore {
         QuotaCounters(attempts: row["attempts"], successful: row["successful"], errors: row["errors"], total: row["total"])
     }
 
+    /// The first row a statement returns, read by `read` while the statement is on it; `nil` if it returns none. The
+    /// commit's statements read their `RETURNING` columns this way, by position: `Row.fetchOne` copies the row and
+    /// its column names, and a column read by name lowercases the name and searches for it (docs/performance.md,
+    /// "Ids as text").
+    private static func firstRow<Value>(
+        _ statement: Statement, _ arguments: StatementArguments, read: (Row) throws -> Value
+    ) throws -> Value? {
+        let rows = try Row.fetchCursor(statement, arguments: arguments)
+        return try withExtendedLifetime(rows) { try rows.next().map(read) }
+    }
+
+    /// `RETURNING attempts, successful, errors, total, limit_announced` of the quota counter, by position.
+    private struct QuotaRow {
+        var counters: QuotaCounters
+        var limitAnnounced: Bool
+
+        init(_ row: Row) {
+            counters = QuotaCounters(attempts: row[0], successful: row[1], errors: row[2], total: row[3])
+            limitAnnounced = row[4]
+        }
+    }
+
     private static func arguments(_ device: Device) -> StatementArguments {
         [
             device.id.databaseString, device.userIDHash, device.secretHash, device.platform.rawValue,
@@ -531,5 +553,5 @@ public final class SQLiteStore: HeraldStore {
 
 extension UUID {
     /// The lowercase text form ids are stored in.
-    var databaseString: String { uuidString.lowercased() }
+    var databaseString: String { lowercasedText }
 }

@@ -156,7 +156,7 @@ final class APNsDoubleCore: DoubleRequestHandling {
                         connectionID: request.connectionID,
                         kind: .settingsSent(maxConcurrentStreams: options.maxConcurrentStreams), at: now))
             }
-            let apnsID = verdict.requestAPNsID ?? UUID.random().uuidString.lowercased()
+            let apnsID = verdict.requestAPNsID ?? UUID.random().lowercasedText
 
             let action: DoubleAction
             let outcome: APNsDouble.Outcome
@@ -197,7 +197,7 @@ final class APNsDoubleCore: DoubleRequestHandling {
                 }
             } else {
                 var headers = [(":status", "200"), ("apns-id", apnsID)]
-                if environment == .sandbox { headers.append(("apns-unique-id", UUID.random().uuidString.lowercased())) }
+                if environment == .sandbox { headers.append(("apns-unique-id", UUID.random().lowercasedText)) }
                 action = .respond(
                     DoubleResponse(headers: headers, body: nil), raiseStreamsTo: raiseStreamsTo, delay: state.responseDelay)
                 outcome = .answered(status: 200, reason: nil)

@@ -1,0 +1,31 @@
+import Foundation
+
+extension UUID {
+    /// The lowercase text form, `lowercasedText`: how ids are stored, sent as `apns-id` and answered.
+    ///
+    /// Written straight from the 16 bytes into the string's own storage. Foundation's `uuidString` formats with
+    /// `snprintf`, and `lowercased()` copies the result once more; an accepted notification's id is written out
+    /// about five times (store, `apns-id`, answer), and those two steps were 1.5 % of Herald's CPU in scenario 1
+    /// (docs/performance.md, "Ids as text").
+    public var lowercasedText: String {
+        withUnsafeBytes(of: uuid) { bytes in
+            String(unsafeUninitializedCapacity: 36) { text in
+                var position = 0
+                for (index, byte) in bytes.enumerated() {
+                    if index == 4 || index == 6 || index == 8 || index == 10 {
+                        text[position] = UInt8(ascii: "-")
+                        position += 1
+                    }
+                    text[position] = Self.hexDigit(byte >> 4)
+                    text[position + 1] = Self.hexDigit(byte & 0x0F)
+                    position += 2
+                }
+                return position
+            }
+        }
+    }
+
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
+    }
+}
