@@ -15,6 +15,17 @@ public enum Secrets {
         hex(SHA256.hash(data: Data(secret.utf8)))
     }
 
+    /// The first 128 bits of a secret's SHA-256 as two integers: an in-memory key for a credential (the
+    /// failed-credential limiter's) that keeps no trace of the secret, without writing and parsing hex on every request.
+    public static func fingerprint(_ secret: String) -> (high: UInt64, low: UInt64) {
+        SHA256.hash(data: Data(secret.utf8)).withUnsafeBytes { bytes in
+            (
+                UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+                UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            )
+        }
+    }
+
     /// Whether `secret` hashes to `expectedHash`, compared in constant time.
     public static func matches(_ secret: String, hash expectedHash: String) -> Bool {
         constantTimeEquals(hash(secret), expectedHash)

@@ -135,6 +135,11 @@ struct TimeAndSecretsTests {
         #expect(Secrets.matches(secret, hash: Secrets.hash(secret)))
         #expect(!Secrets.matches(secret + "0", hash: Secrets.hash(secret)))
         #expect(!Secrets.constantTimeEquals("abc", "abd"))
+        // The fingerprint is the hash's first 128 bits.
+        let fingerprint = Secrets.fingerprint(secret)
+        let hash = Secrets.hash(secret)
+        #expect(String(format: "%016llx%016llx", fingerprint.high, fingerprint.low) == String(hash.prefix(32)))
+        #expect(Secrets.fingerprint(secret + "0") != fingerprint)
         #expect(!Secrets.constantTimeEquals("abc", "abcd"))
         #expect(Secrets.hash("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
     }

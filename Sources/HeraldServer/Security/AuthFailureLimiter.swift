@@ -142,9 +142,7 @@ struct CredentialFingerprint: Hashable, Sendable {
     private let low: UInt64
 
     private init(_ kind: String, _ value: String) {
-        let hash = Array(Secrets.hash(kind + "\u{0}" + value).utf8)  // 64 lowercase hex characters
-        high = UInt64(String(decoding: hash[0..<16], as: UTF8.self), radix: 16) ?? 0
-        low = UInt64(String(decoding: hash[16..<32], as: UTF8.self), radix: 16) ?? 0
+        (high, low) = Secrets.fingerprint(kind + "\u{0}" + value)
     }
 
     /// The device owner's `user_id`/`device_secret` (Basic, body, WebSocket).
