@@ -4,9 +4,9 @@ extension UUID {
     /// The lowercase text form, `lowercasedText`: how ids are stored, sent as `apns-id` and answered.
     ///
     /// Written straight from the 16 bytes into the string's own storage. Foundation's `uuidString` formats with
-    /// `snprintf`, and `lowercased()` copies the result once more; an accepted notification's id is written out
-    /// about five times (store, `apns-id`, answer), and those two steps were 1.5 % of Herald's CPU in scenario 1
-    /// (docs/performance.md, "Ids as text").
+    /// `snprintf`, and `lowercased()` copies the result once more; ids are written out about five times per
+    /// notification (the notification's and its device's in the store, `apns-id`, the answer), and those two steps
+    /// were 1.5 % of Herald's CPU in scenario 1 (docs/performance.md, "Ids as text").
     public var lowercasedText: String {
         withUnsafeBytes(of: uuid) { bytes in
             String(unsafeUninitializedCapacity: 36) { text in
