@@ -43,7 +43,6 @@ enum JSONText {
     }
 
     private static let doubleEncoder = JSONEncoder()
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
     static func writeString(_ string: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
@@ -64,8 +63,8 @@ enum JSONText {
             case 0x09: output.append(contentsOf: #"\t"#.utf8)
             case 0x00..<0x20:
                 output.append(contentsOf: #"\u00"#.utf8)
-                output.append(hexDigits[Int(byte >> 4)])
-                output.append(hexDigits[Int(byte & 0x0F)])
+                output.append(HexDigits.lowercase(byte >> 4))
+                output.append(HexDigits.lowercase(byte & 0x0F))
             default: output.append(byte)
             }
         }

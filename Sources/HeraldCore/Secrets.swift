@@ -53,15 +53,13 @@ public enum Secrets {
         }
     }
 
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
-
     /// Lowercase hex of some bytes, written into one buffer.
     private static func hex(_ bytes: some Sequence<UInt8>) -> String {
         var text: [UInt8] = []
         text.reserveCapacity(64)
         for byte in bytes {
-            text.append(hexDigits[Int(byte >> 4)])
-            text.append(hexDigits[Int(byte & 0x0f)])
+            text.append(HexDigits.lowercase(byte >> 4))
+            text.append(HexDigits.lowercase(byte & 0x0F))
         }
         return String(decoding: text, as: UTF8.self)
     }

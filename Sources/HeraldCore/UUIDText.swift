@@ -16,16 +16,12 @@ extension UUID {
                         text[position] = UInt8(ascii: "-")
                         position += 1
                     }
-                    text[position] = Self.hexDigit(byte >> 4)
-                    text[position + 1] = Self.hexDigit(byte & 0x0F)
+                    text[position] = HexDigits.lowercase(byte >> 4)
+                    text[position + 1] = HexDigits.lowercase(byte & 0x0F)
                     position += 2
                 }
                 return position
             }
         }
-    }
-
-    private static func hexDigit(_ value: UInt8) -> UInt8 {
-        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 }

@@ -433,11 +433,14 @@ public final class SQLiteStore: HeraldStore {
 
     public func quotaCounters(deviceID: Device.ID, day: String) async throws -> QuotaCounters {
         try await database.read { db in
-            try Row.fetchOne(
+            try Self.firstRow(
                 db.cachedStatement(
-                    sql: "SELECT attempts, successful, errors, total FROM quota_counter WHERE device_id = ? AND day = ?"),
-                arguments: [deviceID.databaseString, day]
-            ).map(Self.counters) ?? QuotaCounters()
+                    sql: """
+                        SELECT attempts, successful, errors, total, limit_announced FROM quota_counter
+                        WHERE device_id = ? AND day = ?
+                        """),
+                [deviceID.databaseString, day], read: QuotaRow.init
+            )?.counters ?? QuotaCounters()
         }
     }
 
@@ -472,10 +475,6 @@ public final class SQLiteStore: HeraldStore {
 
     // MARK: Rows
 
-    private static func counters(_ row: Row) -> QuotaCounters {
-        QuotaCounters(attempts: row["attempts"], successful: row["successful"], errors: row["errors"], total: row["total"])
-    }
-
     /// The first row a statement returns, read by `read` while the statement is on it; `nil` if it returns none. The
     /// commit's statements read their `RETURNING` columns this way, by position: `Row.fetchOne` copies the row and
     /// its column names, and a column read by name lowercases the name and searches for it (docs/performance.md,
@@ -487,7 +486,7 @@ public final class SQLiteStore: HeraldStore {
         return try withExtendedLifetime(rows) { try rows.next().map(read) }
     }
 
-    /// `RETURNING attempts, successful, errors, total, limit_announced` of the quota counter, by position.
+    /// `attempts, successful, errors, total, limit_announced` of a quota counter row, by position.
     private struct QuotaRow {
         var counters: QuotaCounters
         var limitAnnounced: Bool
