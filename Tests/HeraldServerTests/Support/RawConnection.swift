@@ -6,7 +6,15 @@ import Glibc
 
 /// A bare TCP client for what no HTTP client library sends: half-sent heads, broken framing, bodies that stall,
 /// sockets that are never closed. One task uses it at a time (a test hands it on, never shares it).
+///
+/// Reads never block a thread: the socket is read without waiting (`MSG_DONTWAIT`), and while nothing has arrived the
+/// task sleeps for ``pollInterval``. Swift's pool has as many threads as the machine has cores (two in CI), and the
+/// server under test runs its handlers on the same pool: a read that blocked its thread, even for 50 ms at a time,
+/// held back every server in the test process while it waited.
 final class RawConnection: @unchecked Sendable {
+    /// How long a read sleeps when nothing has arrived.
+    static let pollInterval = Duration.milliseconds(5)
+
     private let descriptor: Int32
 
     init(port: Int) throws {
@@ -19,8 +27,6 @@ final class RawConnection: @unchecked Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard connected == 0 else { throw RawConnectionError(message: "connect failed: errno \(errno)") }
-        var timeout = timeval(tv_sec: 0, tv_usec: 50_000)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
     deinit { Glibc.close(descriptor) }
@@ -46,13 +52,13 @@ final class RawConnection: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
-            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
             if count > 0 {
                 received += buffer[0..<count]
             } else if count == 0 || errno == ECONNRESET {
                 return (received, true)
             } else {
-                await Task.yield()
+                try? await Task.sleep(for: Self.pollInterval)
             }
         }
         return (received, false)
@@ -69,8 +75,14 @@ final class RawConnection: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline, !String(decoding: received, as: UTF8.self).contains(marker) {
-            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-            if count > 0 { received += buffer[0..<count] } else if count == 0 { break } else { await Task.yield() }
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if count > 0 {
+                received += buffer[0..<count]
+            } else if count == 0 {
+                break
+            } else {
+                try? await Task.sleep(for: Self.pollInterval)
+            }
         }
         return received
     }
