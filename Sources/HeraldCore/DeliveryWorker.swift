@@ -37,15 +37,18 @@ public struct AttemptReport: Sendable, Equatable {
 /// - **One scheduler.** Retries and parked notifications wait in one timer queue (``DeliverySchedule``), ordered by
 ///   their next attempt and refilled from the store in batches (after a restart, when it runs low, and periodically so
 ///   that expired leases of other instances are found). Nothing scans the whole outbox.
-/// - **Back-pressure.** `maximumConcurrentDeliveries` slots take work from one ready queue. When that queue is long,
-///   fresh notifications are stored unleased and wait in the timer queue and the store instead of being dropped.
+/// - **Back-pressure.** Up to `maximumConcurrentDeliveries` slots take work from one ready queue. When that queue is
+///   long, fresh notifications are stored unleased and wait in the timer queue and the store instead of being dropped.
+/// - **Slots on demand.** ``Configuration/residentSlots`` slots wait for work all the time; the others are started
+///   when work finds every slot busy and end when the ready queue is empty, so an idle instance does not hold a task
+///   per slot of a large `maximumConcurrentDeliveries` (about 5 KB each).
 /// - **Group commit.** Outcomes are saved through ``outbox`` (``GroupCommit``), with the accepts of the send pipeline.
 ///   A sender waiting for a delivery is answered once its outcome is queued there, before it is committed; an outcome
 ///   that nobody waits for holds back (a few milliseconds) to be committed with the next accept.
 public final class DeliveryWorker: Service, Sendable {
     /// Tuning of the worker.
     public struct Configuration: Sendable {
-        /// Deliveries in flight at once.
+        /// Deliveries in flight at once, at most.
         public var maximumConcurrentDeliveries: Int
         public var retryPolicy: RetryPolicy
         /// How long a claim holds a notification; renewed every third of it while the attempt runs.
@@ -69,7 +72,7 @@ public final class DeliveryWorker: Service, Sendable {
         public var instanceID: String?
 
         public init(
-            maximumConcurrentDeliveries: Int = 256, retryPolicy: RetryPolicy = .init(), leaseDuration: TimeInterval = 30,
+            maximumConcurrentDeliveries: Int = 1_024, retryPolicy: RetryPolicy = .init(), leaseDuration: TimeInterval = 30,
             tick: Duration = .milliseconds(100), refillInterval: Duration = .seconds(5), scheduleCapacity: Int = 50_000,
             deliveryWait: Duration = .milliseconds(500), handOverTimeout: TimeInterval = 15,
             outcomeCommitDelay: Duration = GroupCommit.defaultPatience.maximumDelay, instanceID: String? = nil
@@ -88,6 +91,9 @@ public final class DeliveryWorker: Service, Sendable {
 
         /// Fresh notifications waiting for a slot beyond this are stored unleased and scheduled instead.
         var readyLimit: Int { maximumConcurrentDeliveries * 4 }
+
+        /// Slots that wait for work all the time; the rest of `maximumConcurrentDeliveries` are started on demand.
+        var residentSlots: Int { min(maximumConcurrentDeliveries, 64) }
     }
 
     /// A claimed notification waiting for a slot, with its device when the caller already had it.
@@ -105,6 +111,8 @@ public final class DeliveryWorker: Service, Sendable {
         var ready: [Work] = []
         var readyStart = 0
         var idleSlots: [CheckedContinuation<Work?, Never>] = []
+        /// Slots running: the resident ones and those started on demand.
+        var liveSlots = 0
         /// Claimed by this instance: waiting for a slot or in flight.
         var held: Set<PushNotification.ID> = []
         var schedule: DeliverySchedule
@@ -141,6 +149,9 @@ public final class DeliveryWorker: Service, Sendable {
     private let state: Mutex<State>
     private let wakeups: AsyncStream<Void>
     private let wakeupSink: AsyncStream<Void>.Continuation
+    /// One element per slot to start on demand (read by ``run()``, which owns the slots' task group).
+    private let slotRequests: AsyncStream<Void>
+    private let slotRequestSink: AsyncStream<Void>.Continuation
 
     public init(
         store: any HeraldStore, providers: [any PushProvider], localChannel: (any LocalChannel)? = nil,
@@ -165,6 +176,7 @@ public final class DeliveryWorker: Service, Sendable {
         self.outbox = GroupCommit(store: store, owner: instanceID, metrics: metrics, patience: patience)
         self.state = Mutex(State(schedule: DeliverySchedule(capacity: configuration.scheduleCapacity)))
         (wakeups, wakeupSink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        (slotRequests, slotRequestSink) = AsyncStream.makeStream(of: Void.self)
     }
 
     // MARK: What the pipeline and the channels call
@@ -265,12 +277,20 @@ public final class DeliveryWorker: Service, Sendable {
             "Delivery worker started",
             metadata: ["providers": "\(platforms.map(\.rawValue).sorted())", "instance": "\(instanceID)"])
         await withDiscardingTaskGroup { group in
-            for _ in 0..<configuration.maximumConcurrentDeliveries {
-                group.addTask { await self.runSlot() }
+            // `+=`: a send accepted before the worker ran may already have asked for a slot.
+            state.withLock { $0.liveSlots += configuration.residentSlots }
+            for _ in 0..<configuration.residentSlots {
+                group.addTask { await self.runSlot(isResident: true) }
             }
             group.addTask { await self.runTicker() }
-            await cancelWhenGracefulShutdown { await self.runScheduler() }
-            stop()
+            group.addTask {
+                await cancelWhenGracefulShutdown { await self.runScheduler() }
+                self.stop()
+            }
+            // Ends when `stop()` finishes the stream.
+            for await _ in slotRequests {
+                group.addTask { await self.runSlot(isResident: false) }
+            }
         }
         do {
             try await store.releaseLeases(owner: instanceID)
@@ -287,6 +307,7 @@ public final class DeliveryWorker: Service, Sendable {
             state.isStopping = true
             let idle = state.idleSlots
             state.idleSlots = []
+            state.liveSlots -= idle.count
             let waiters = state.waiters.values.map(\.continuation)
             state.waiters = [:]
             return (idle, waiters)
@@ -295,6 +316,7 @@ public final class DeliveryWorker: Service, Sendable {
         for waiter in waiters { waiter.resume(returning: nil) }
         outbox.stopHoldingBackOutcomes()
         wakeupSink.finish()
+        slotRequestSink.finish()
     }
 
     // MARK: Slots
@@ -302,23 +324,39 @@ public final class DeliveryWorker: Service, Sendable {
     private func enqueue(_ work: [Work]) {
         guard !work.isEmpty else { return }
         var handOff: [(CheckedContinuation<Work?, Never>, Work)] = []
-        state.withLock { state in
+        let slotsToStart = state.withLock { state -> Int in
+            var slotsToStart = 0
             for item in work where state.held.insert(item.notification.id).inserted {
                 if let slot = state.idleSlots.popLast() {
                     handOff.append((slot, item))
                 } else {
                     state.ready.append(item)
+                    if !state.isStopping, state.liveSlots < configuration.maximumConcurrentDeliveries {
+                        state.liveSlots += 1
+                        slotsToStart += 1
+                    }
                 }
             }
+            return slotsToStart
         }
         for (slot, item) in handOff { slot.resume(returning: item) }
+        for _ in 0..<slotsToStart {
+            if case .terminated = slotRequestSink.yield() {
+                state.withLock { $0.liveSlots -= 1 }  // stopping: nothing starts it, and nothing is left to take
+            }
+        }
     }
 
-    private func nextWork() async -> Work? {
+    /// The next work for a slot; `nil` when the slot should end: the worker stops, or the slot was started on demand
+    /// and the ready queue is empty.
+    private func nextWork(isResident: Bool) async -> Work? {
         await withCheckedContinuation { (continuation: CheckedContinuation<Work?, Never>) in
             let work = state.withLock { state -> Work?? in
                 if let work = state.popReady() { return .some(work) }
-                if state.isStopping { return .some(nil) }
+                if state.isStopping || !isResident {
+                    state.liveSlots -= 1
+                    return .some(nil)
+                }
                 state.idleSlots.append(continuation)
                 return .none
             }
@@ -326,8 +364,8 @@ public final class DeliveryWorker: Service, Sendable {
         }
     }
 
-    private func runSlot() async {
-        while let work = await nextWork() {
+    private func runSlot(isResident: Bool) async {
+        while let work = await nextWork(isResident: isResident) {
             let report = await attempt(work)
             let waiter = state.withLock { state in
                 state.held.remove(work.notification.id)

@@ -6,7 +6,7 @@ import NIOCore
 
 extension Bench {
     /// Scenarios 1-4 on one Herald instance with a fresh store and the production defaults
-    /// (`HERALD_DELIVERY_WAIT_MS` 500, `HERALD_DELIVERY_CONCURRENCY` 256, 2 APNs connections).
+    /// (`HERALD_DELIVERY_WAIT_MS` 500, `HERALD_DELIVERY_CONCURRENCY` 1,024, 2 APNs connections).
     func mainInstance(scenarios: Set<Int>, context: inout ScenarioContext) async throws {
         let baselines = context.baselines
         Progress.shared.phase("Herald: start on a fresh store, register \(plan.devices) devices over HTTP")

@@ -56,6 +56,9 @@ struct RunBenchmark: AsyncParsableCommand {
     @Option(help: "wrk threads (-t), each an event loop with its share of the connections (default 2).")
     var wrkThreads: Int?
 
+    @Option(help: "Connections of scenario 3 (wrk -c; default 1,024).")
+    var multiplexConnections: Int?
+
     @Flag(help: "Do not run `swift build --product herald` first (use the herald binary as it is).")
     var noBuild = false
 
@@ -71,8 +74,10 @@ struct RunBenchmark: AsyncParsableCommand {
         plan.latencyRateIsFixed = latencyRate != nil
         if let connections { plan.clients = connections }
         if let wrkThreads { plan.wrkThreads = wrkThreads }
-        guard plan.clients >= 1, plan.wrkThreads >= 1, plan.pending >= 1, plan.latencyRate > 0 else {
-            throw ValidationError("--connections, --wrk-threads, --pending and --latency-rate must be positive")
+        if let multiplexConnections { plan.multiplexClients = multiplexConnections }
+        guard plan.clients >= 1, plan.wrkThreads >= 1, plan.multiplexClients >= 1, plan.pending >= 1, plan.latencyRate > 0 else {
+            throw ValidationError(
+                "--connections, --wrk-threads, --multiplex-connections, --pending and --latency-rate must be positive")
         }
         let postgres = (postgresURL ?? ProcessInfo.processInfo.environment["HERALD_BENCH_POSTGRES_URL"]).flatMap {
             $0.isEmpty ? nil : $0
@@ -182,7 +187,10 @@ struct Plan: Sendable {
     /// Scenario 2's wrk connections (one wrk thread each): at 1,000/s each sends every 64 ms, far above the 5 ms target,
     /// so the schedule slips only on an answer slower than that.
     var latencyConnections = 64
-    var multiplexClients = 256
+    /// Scenario 3's wrk connections. Each notify answer waits for its first attempt, so with the double's 50 ms every
+    /// request takes at least 50 ms and `n` connections cannot carry more than `n` / 50 ms: 256 capped the load at
+    /// 5,120/s, below what Herald accepts at zero delay.
+    var multiplexClients = 1_024
     var multiplexDuration: Duration
     var subscribers: Int
     var scaleDevices: Int
@@ -322,7 +330,7 @@ final class Bench: Sendable {
     ) throws -> ChildProcess {
         // Herald's own options are the benchmark's to set; only the log options pass through (to compare, e.g.,
         // HERALD_ACCESS_LOG=off with the default).
-        let passedThrough: Set<String> = ["HERALD_ACCESS_LOG", "HERALD_LOG_FORMAT"]
+        let passedThrough: Set<String> = ["HERALD_ACCESS_LOG", "HERALD_LOG_FORMAT", "HERALD_DELIVERY_CONCURRENCY"]
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") || passedThrough.contains($0.key) }
         environment.merge(
             [

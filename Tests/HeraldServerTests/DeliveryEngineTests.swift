@@ -149,6 +149,34 @@ struct DeliveryEngineTests {
         try await apns.shutdown()
     }
 
+    /// Slots beyond the 64 that always wait for work are started on demand, up to `HERALD_DELIVERY_CONCURRENCY`: with
+    /// APNs holding every answer for 3 s (the test provider's request timeout is 5 s), more than 64 notifications are in
+    /// flight at once, and all are delivered.
+    @Test func slotsBeyondTheResidentOnesStartOnDemand() async throws {
+        var started = try await APNsTestServer.start()
+        started.server.configuration.deliveryWait = .zero
+        started.server.configuration.deliveryConcurrency = 200
+        let apns = started
+        apns.production.setResponseDelay(.seconds(3))
+        try await apns.server.run { client in
+            var userIDs: [String] = []
+            for device in 1...4 { userIDs.append(try await client.register(token: Fixtures.apnsToken(device)).userID) }
+            let port = try #require(client.port)
+            let ids = try await sendConcurrently(port: port, userIDs: userIDs, count: 150, concurrency: 50)
+            #expect(ids.count == 150)
+            var mostInFlight = 0
+            for _ in 0..<1_000 {
+                let counters = apns.production.counters
+                mostInFlight = max(mostInFlight, counters.requests - counters.answers.values.reduce(0, +))
+                if counters.accepted >= 150 { break }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(mostInFlight > 64, "at most \(mostInFlight) requests held by the double at once")
+            #expect(Set(apns.production.acceptedPushes.compactMap { $0.header("apns-id") }) == ids)
+        }
+        try await apns.shutdown()
+    }
+
     /// Concurrent accepts share transactions: fewer commits than notifications, each delivered once.
     @Test func concurrentAcceptsAreGroupCommitted() async throws {
         var started = try await APNsTestServer.start()

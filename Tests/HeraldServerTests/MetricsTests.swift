@@ -66,7 +66,7 @@ struct MetricsTests {
         #expect(samples["herald_outbox_pending"] == 0)
         #expect(samples["herald_outbox_due"] == 0)
         #expect(samples["herald_devices"] == 3)
-        #expect(samples["herald_delivery_slots"] == 256)
+        #expect(samples["herald_delivery_slots"] == 1_024)
         #expect(samples["herald_delivery_slots_in_use"] == 0)
         #expect(samples["herald_websocket_connections"] == 0)
         #expect(samples["herald_build_info{version=\"\(HeraldVersion.current)\"}"] == 1)

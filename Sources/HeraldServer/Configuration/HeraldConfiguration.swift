@@ -27,8 +27,9 @@ public struct HeraldConfiguration: Sendable {
     public var notificationTTL: TimeInterval = 86_400
     /// How long a send request waits for the first delivery attempt before answering "queued".
     public var deliveryWait: Duration = .milliseconds(500)
-    /// Deliveries in flight at once.
-    public var deliveryConcurrency = 256
+    /// Deliveries in flight at once, at most (64 slots wait for work all the time, the rest start on demand). Against a
+    /// provider that answers in 50 ms, 1,024 carry up to about 20,000 deliveries a second.
+    public var deliveryConcurrency = 1_024
     /// How long a delivery claim (lease) lasts in the store; renewed every third of it while held. After a crash,
     /// another instance (or the restarted one) takes over the notifications in flight once their leases expire.
     public var leaseDuration: TimeInterval = 30
