@@ -16,9 +16,10 @@ import Synchronization
 public final class SQLiteStore: HeraldStore {
     let database: DatabasePool
     let devices = DeviceCache()
-    /// Device lookups that miss the cache, read in batches: one read transaction for the lookups of concurrent
-    /// requests. Under load every read transaction finds the file changed and starts with an empty page cache and
-    /// a fresh memory map (docs/performance.md, scenario 5); a batch pays for that once.
+    /// Device lookups that miss the cache, read in batches on the writer's connection, between commits. A reader
+    /// connection finds the file changed at every read under load and, in WAL mode, drops its whole page cache and
+    /// unmaps the file first, so each lookup faulted its pages in again; the writer's own commits never invalidate its
+    /// cache (docs/performance.md, scenario 5: "Device lookups on the writer's connection").
     private let deviceReads: Batcher<DeviceKey, Device?>
     private let checkpointer: WALCheckpointer
     private let writeHealth: StoreWriteHealth
@@ -41,7 +42,7 @@ public final class SQLiteStore: HeraldStore {
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(10)
-        // Few readers share the work (device lookups, status reads): each warms its own page cache.
+        // Few readers share the work (status reads, the dashboard): each warms its own page cache.
         configuration.maximumReaderCount = 2
         configuration.prepareDatabase { db in
             // Large stores (a million devices): pages are read through a memory map (no copy per page read) and
@@ -69,7 +70,8 @@ public final class SQLiteStore: HeraldStore {
         self.checkpointer = checkpointer
         deviceReads = Batcher(maximumBatch: 256) { [database] keys in
             do {
-                let devices = try await database.read { db in try keys.map { try Self.device($0, db) } }
+                // Each statement is its own read; no transaction, so nothing waits on a commit of this batch.
+                let devices = try await database.writeWithoutTransaction { db in try keys.map { try Self.device($0, db) } }
                 return devices.map { .success($0) }
             } catch {
                 return keys.map { _ in .failure(error) }
