@@ -231,9 +231,7 @@ struct DeliveryUnderLoadTests {
         started.server.configuration.deliveryWait = .zero
         let apns = started
         try await apns.server.run { client in
-            // Four devices: the double allows 100 pushes per device token per 10 s, as APNs limits one device.
-            var userIDs: [String] = []
-            for device in 1...4 { userIDs.append(try await client.register(token: Fixtures.apnsToken(device)).userID) }
+            let userIDs = try await client.registerDevices(4)
             let port = try #require(client.port)
             let ids = try await sendConcurrently(port: port, userIDs: userIDs, count: 120, concurrency: 120)
             #expect(ids.count == 120)

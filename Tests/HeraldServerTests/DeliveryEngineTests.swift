@@ -159,8 +159,7 @@ struct DeliveryEngineTests {
         let apns = started
         apns.production.setResponseDelay(.seconds(3))
         try await apns.server.run { client in
-            var userIDs: [String] = []
-            for device in 1...4 { userIDs.append(try await client.register(token: Fixtures.apnsToken(device)).userID) }
+            let userIDs = try await client.registerDevices(4)
             let port = try #require(client.port)
             let ids = try await sendConcurrently(port: port, userIDs: userIDs, count: 150, concurrency: 50)
             #expect(ids.count == 150)
@@ -185,8 +184,7 @@ struct DeliveryEngineTests {
         started.server.configuration.deliveryWait = .zero
         let apns = started
         try await apns.server.run { client in
-            var userIDs: [String] = []
-            for device in 1...4 { userIDs.append(try await client.register(token: Fixtures.apnsToken(device)).userID) }
+            let userIDs = try await client.registerDevices(4)
             let port = try #require(client.port)
             let commitsBefore = store.committedWriteTransactions
             let ids = try await sendConcurrently(port: port, userIDs: userIDs, count: 200, concurrency: 50)

@@ -68,6 +68,14 @@ extension TestClientProtocol {
         return Registration(userID: try #require(body["user_id"]?.stringValue), secret: try #require(body["device_secret"]?.stringValue))
     }
 
+    /// Registers `count` APNs devices (tokens 1, 2, …) and returns their USER_IDs. The double allows 100 pushes per
+    /// device token per 10 s, as APNs limits one device: tests that send many spread them over a few devices.
+    func registerDevices(_ count: Int) async throws -> [String] {
+        var userIDs: [String] = []
+        for device in 1...count { userIDs.append(try await register(token: Fixtures.apnsToken(device)).userID) }
+        return userIDs
+    }
+
     /// The seed's notify body for `userID` with the given extra members.
     func notify(_ userID: String, title: String = "Motion", body: String = "Garden", extra: String = "") async throws -> TestResponse {
         try await post("/api/push/notify", #"{"user_id": "\#(userID)", "title": "\#(title)", "body": "\#(body)"\#(extra)}"#)
