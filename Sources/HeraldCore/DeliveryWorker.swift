@@ -111,8 +111,8 @@ public final class DeliveryWorker: Service, Sendable {
         var ready: [Work] = []
         var readyStart = 0
         var idleSlots: [CheckedContinuation<Work?, Never>] = []
-        /// Slots running: the resident ones and those started on demand.
-        var liveSlots = 0
+        /// Slots started on demand and not ended yet (the resident ones are always there).
+        var slotsOnDemand = 0
         /// Claimed by this instance: waiting for a slot or in flight.
         var held: Set<PushNotification.ID> = []
         var schedule: DeliverySchedule
@@ -277,8 +277,6 @@ public final class DeliveryWorker: Service, Sendable {
             "Delivery worker started",
             metadata: ["providers": "\(platforms.map(\.rawValue).sorted())", "instance": "\(instanceID)"])
         await withDiscardingTaskGroup { group in
-            // `+=`: a send accepted before the worker ran may already have asked for a slot.
-            state.withLock { $0.liveSlots += configuration.residentSlots }
             for _ in 0..<configuration.residentSlots {
                 group.addTask { await self.runSlot(isResident: true) }
             }
@@ -307,7 +305,6 @@ public final class DeliveryWorker: Service, Sendable {
             state.isStopping = true
             let idle = state.idleSlots
             state.idleSlots = []
-            state.liveSlots -= idle.count
             let waiters = state.waiters.values.map(\.continuation)
             state.waiters = [:]
             return (idle, waiters)
@@ -331,8 +328,10 @@ public final class DeliveryWorker: Service, Sendable {
                     handOff.append((slot, item))
                 } else {
                     state.ready.append(item)
-                    if !state.isStopping, state.liveSlots < configuration.maximumConcurrentDeliveries {
-                        state.liveSlots += 1
+                    if !state.isStopping,
+                        configuration.residentSlots + state.slotsOnDemand < configuration.maximumConcurrentDeliveries
+                    {
+                        state.slotsOnDemand += 1
                         slotsToStart += 1
                     }
                 }
@@ -342,7 +341,7 @@ public final class DeliveryWorker: Service, Sendable {
         for (slot, item) in handOff { slot.resume(returning: item) }
         for _ in 0..<slotsToStart {
             if case .terminated = slotRequestSink.yield() {
-                state.withLock { $0.liveSlots -= 1 }  // stopping: nothing starts it, and nothing is left to take
+                state.withLock { $0.slotsOnDemand -= 1 }  // stopping: nothing starts it, and nothing is left to take
             }
         }
     }
@@ -353,10 +352,11 @@ public final class DeliveryWorker: Service, Sendable {
         await withCheckedContinuation { (continuation: CheckedContinuation<Work?, Never>) in
             let work = state.withLock { state -> Work?? in
                 if let work = state.popReady() { return .some(work) }
-                if state.isStopping || !isResident {
-                    state.liveSlots -= 1
+                if !isResident {
+                    state.slotsOnDemand -= 1
                     return .some(nil)
                 }
+                if state.isStopping { return .some(nil) }
                 state.idleSlots.append(continuation)
                 return .none
             }

@@ -328,8 +328,8 @@ final class Bench: Sendable {
     func startHerald(
         _ name: String, database: String, provider: (any BenchProvider)? = nil, environment extra: [String: String] = [:]
     ) throws -> ChildProcess {
-        // Herald's own options are the benchmark's to set; only the log options pass through (to compare, e.g.,
-        // HERALD_ACCESS_LOG=off with the default).
+        // Herald's own options are the benchmark's to set; only the log options and the delivery slots pass through
+        // (to compare, e.g., HERALD_ACCESS_LOG=off with the default, or to size HERALD_DELIVERY_CONCURRENCY).
         let passedThrough: Set<String> = ["HERALD_ACCESS_LOG", "HERALD_LOG_FORMAT", "HERALD_DELIVERY_CONCURRENCY"]
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") || passedThrough.contains($0.key) }
         environment.merge(

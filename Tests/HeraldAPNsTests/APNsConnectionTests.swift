@@ -45,12 +45,7 @@ struct APNsConnectionTests {
             #expect(statuses == [200, 200, 200])
             // The last answer closes it. The double sees the close on its own event loop, a moment after the client.
             try await connection.channel.closeFuture.get()
-            var doubleSawTheClose = false
-            for _ in 0..<250 where !doubleSawTheClose {
-                doubleSawTheClose = harness.double.connectionEvents.contains { $0.kind == .closed }
-                if !doubleSawTheClose { try await Task.sleep(for: .milliseconds(20)) }
-            }
-            #expect(doubleSawTheClose)
+            #expect(await eventually(attempts: 100) { harness.double.connectionEvents.contains { $0.kind == .closed } })
         }
     }
 

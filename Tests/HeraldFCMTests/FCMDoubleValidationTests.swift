@@ -488,12 +488,7 @@ struct FCMDoubleValidationTests {
                 _ = try await client.send(message(), accessToken: accessToken, timeout: .milliseconds(300))
             }
             // The client gives up after 300 ms; on a loaded machine its request may reach the double only after that.
-            var lastOutcome = double.requests.last?.outcome
-            for _ in 0..<100 where lastOutcome != .stalled {
-                try await Task.sleep(for: .milliseconds(50))
-                lastOutcome = double.requests.last?.outcome
-            }
-            #expect(lastOutcome == .stalled)
+            #expect(await eventually(attempts: 100) { double.requests.last?.outcome == .stalled })
             #expect(double.acceptedMessages.count == 1)
         }
     }

@@ -77,12 +77,4 @@ struct PostgresClusterTests {
         let configuration = try await PostgresTestDatabase.freshSchema()
         return (try await PostgresStore(configuration: configuration), try await PostgresStore(configuration: configuration))
     }
-
-    private func eventually(_ condition: () -> Bool) async -> Bool {
-        for _ in 0..<200 {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(25))
-        }
-        return false
-    }
 }

@@ -41,16 +41,6 @@ struct APNsTestServer {
     }
 }
 
-/// Polls `condition` every 50 ms until it holds or `attempts` run out; returns whether it held.
-/// (Waiting for the delivery worker, which runs on its own schedule; nothing is asserted about how long it took.)
-func eventually(attempts: Int = 400, _ condition: () async throws -> Bool) async rethrows -> Bool {
-    for _ in 0..<attempts {
-        if try await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(50))
-    }
-    return false
-}
-
 extension APNsTestServer {
     /// The push the production double accepted for the notification `id` (its `apns-id`), waiting for the delivery
     /// worker if it has not arrived yet; `nil` when it never does.
