@@ -70,12 +70,9 @@ public final class APNsProvider: PushProvider {
             key: key, keyID: configuration.keyID, teamID: configuration.teamID,
             refreshInterval: configuration.tokenRefreshInterval, clock: clock)
 
-        var tls = TLSConfiguration.makeClientConfiguration()
-        if !extraRoots.isEmpty { tls.additionalTrustRoots = [.certificates(extraRoots)] }
-        tls.applicationProtocols = ["h2"]
         let tlsContext: NIOSSLContext
         do {
-            tlsContext = try NIOSSLContext(configuration: tls)
+            tlsContext = try APNsTLSContexts.context(trusting: extraRoots)
         } catch {
             throw APNsConfigurationError(.trustedCAPath, "cannot set up TLS: \(error)")
         }

@@ -21,6 +21,14 @@ public struct TestCertificates: Sendable {
     /// The server's private key (PKCS#8 PEM).
     public let leafPrivateKeyPEM: String
 
+    /// One CA and leaf for the whole test process (valid for a week from its first use): what the doubles present
+    /// unless given others. Sharing them lets every provider that trusts this CA share one TLS context, which a
+    /// provider would otherwise build for itself, parsing the system's CA bundle each time (most of the CPU a test run
+    /// spent in its first seconds, when every test starts at once).
+    public static let shared: TestCertificates = {
+        do { return try make() } catch { fatalError("cannot make the shared test certificates: \(error)") }
+    }()
+
     /// Creates a CA and a leaf for `localhost`/`127.0.0.1`, valid from an hour ago for `validity`.
     public static func make(validity: TimeInterval = 7 * 86_400) throws -> TestCertificates {
         let now = Date()

@@ -108,6 +108,17 @@ struct APNsConnectionTests {
         try await server.close()
     }
 
+    /// Providers that trust the same extra CAs share one TLS context (making one parses the system's CA bundle);
+    /// other CAs get a context of their own, which trusts them and not the first ones.
+    @Test func providersTrustingTheSameCAsShareOneTLSContext() throws {
+        let first = try NIOSSLCertificate.fromPEMBytes(Array(TestCertificates.make().caCertificatePEM.utf8))
+        let second = try NIOSSLCertificate.fromPEMBytes(Array(TestCertificates.make().caCertificatePEM.utf8))
+        let context = try APNsTLSContexts.context(trusting: first)
+        #expect(try APNsTLSContexts.context(trusting: first) === context)
+        #expect(try APNsTLSContexts.context(trusting: second) !== context)
+        #expect(try APNsTLSContexts.context(trusting: []) !== context)
+    }
+
     @Test func serverWithoutHTTP2IsARetryNamingTheProtocol() async throws {
         let certificates = try TestCertificates.make()
         let server = try await ClosingServer.start(tls: try certificates.serverTLSConfiguration(applicationProtocols: ["http/1.1"]))

@@ -50,8 +50,8 @@ public final class APNsDouble: Sendable {
     ///   - topics: The apps' bundle ids it accepts (push-type suffixes such as `.voip` are derived).
     ///   - clock: The time for `iat` checks, the 20-minute rule, rate limits and 410 timestamps.
     ///   - options: How strict to be.
-    ///   - certificates: The TLS certificates; by default a new CA and leaf. Pass the same ones to several doubles
-    ///     to trust a single CA.
+    ///   - certificates: The TLS certificates; by default the process's shared CA and leaf
+    ///     (``TestCertificates/shared``). Pass ``TestCertificates/make(validity:)``'s for a CA of this double alone.
     public static func start(
         environment: PushEnvironment = .production,
         keys: [Key] = [],
@@ -60,7 +60,7 @@ public final class APNsDouble: Sendable {
         options: Options = Options(),
         certificates: TestCertificates? = nil
     ) async throws -> APNsDouble {
-        let certificates = try certificates ?? TestCertificates.make()
+        let certificates = certificates ?? TestCertificates.shared
         let caPath = try certificates.writeCA()
         let sslContext = try NIOSSLContext(configuration: certificates.serverTLSConfiguration(applicationProtocols: ["h2"]))
         let core = APNsDoubleCore(environment: environment, keys: keys, topics: topics, options: options, clock: clock)

@@ -70,7 +70,8 @@ public final class FCMDouble: Sendable {
     ///     (an RSA 2048 key: pass one account to many doubles to generate it once).
     ///   - clock: The time for assertion checks and access-token expiry.
     ///   - accessTokenLifetime: The `expires_in` of the access tokens issued (seconds).
-    ///   - certificates: The TLS certificates; by default a new CA and leaf.
+    ///   - certificates: The TLS certificates; by default the process's shared CA and leaf
+    ///     (``TestCertificates/shared``).
     public static func start(
         projectID: String = "herald-test",
         serviceAccount: FCMTestServiceAccount? = nil,
@@ -78,8 +79,8 @@ public final class FCMDouble: Sendable {
         accessTokenLifetime: TimeInterval = 3_600,
         certificates: TestCertificates? = nil
     ) async throws -> FCMDouble {
-        let serviceAccount = try serviceAccount ?? FCMTestServiceAccount(projectID: projectID)
-        let certificates = try certificates ?? TestCertificates.make()
+        let serviceAccount = serviceAccount ?? FCMTestServiceAccount(projectID: projectID)
+        let certificates = certificates ?? TestCertificates.shared
         let caPath = try certificates.writeCA()
         let sslContext = try NIOSSLContext(
             configuration: certificates.serverTLSConfiguration(applicationProtocols: ["h2", "http/1.1"]))

@@ -18,7 +18,7 @@ struct APNsTestServer {
 
     static func start(dailyLimit: Int = 150, clock: TestClock = TestClock(Date())) async throws -> APNsTestServer {
         let key = TestKey()
-        let certificates = try TestCertificates.make()
+        let certificates = TestCertificates.shared
         let production = try await APNsDouble.start(
             environment: .production, keys: [.init(key)], topics: [topic], clock: clock, certificates: certificates)
         let sandbox = try await APNsDouble.start(
