@@ -50,7 +50,7 @@ struct APNsConfigurationTests {
     }
 
     @Test func rsaKeyIsNotAKey() throws {
-        let rsa = try _RSA.Signing.PrivateKey(keySize: .bits2048).pkcs8PEMRepresentation
+        let rsa = TestRSAKeys.first.pkcs8PEMRepresentation
         let path = try TestKeys.writeFile(named: "AuthKey.p8", containing: rsa)
         #expect(keyError(.file(path: path)) == "HERALD_APNS_KEY_PATH: \(path) is not an ES256 (P-256) private key")
     }

@@ -6,13 +6,13 @@ import _CryptoExtras
 /// its `private_key_id`, the account's `client_email` and `client_id`, and the project.
 ///
 /// ```swift
-/// let account = try FCMTestServiceAccount(projectID: "herald-test")
+/// let account = FCMTestServiceAccount(projectID: "herald-test")
 /// let double = try await FCMDouble.start(serviceAccount: account)
 /// let path = try double.writeServiceAccount()   // the file the gateway is configured with
 /// ```
 ///
-/// Generating the 2048-bit key takes from 0.1 s to about a second; suites that need many doubles make one account
-/// and pass it to each.
+/// An account made without a key has ``TestRSAKeys/first``: generating a 2048-bit key takes from 0.1 s to about a
+/// second, which tests should not spend.
 public struct FCMTestServiceAccount: Sendable {
     /// The `project_id` of the file.
     public let projectID: String
@@ -25,14 +25,13 @@ public struct FCMTestServiceAccount: Sendable {
     /// The RSA key that signs the account's assertions (RS256).
     public let privateKey: _RSA.Signing.PrivateKey
 
-    /// Mints an account with a new RSA 2048 key, a random key id and client id, and by default a `client_email`
-    /// shaped like the Admin SDK's (`firebase-adminsdk-xxxxx@<project>.iam.gserviceaccount.com`).
-    public init(projectID: String = "herald-test", clientEmail: String? = nil) throws {
-        try self.init(
-            privateKey: _RSA.Signing.PrivateKey(keySize: .bits2048), projectID: projectID, clientEmail: clientEmail)
+    /// Mints an account with the fixed test key (``TestRSAKeys/first``), a random key id and client id, and by default
+    /// a `client_email` shaped like the Admin SDK's (`firebase-adminsdk-xxxxx@<project>.iam.gserviceaccount.com`).
+    public init(projectID: String = "herald-test", clientEmail: String? = nil) {
+        self.init(privateKey: TestRSAKeys.first, projectID: projectID, clientEmail: clientEmail)
     }
 
-    /// An account with a given key (e.g. one key shared by a suite, since generating one is slow).
+    /// An account with a given key.
     public init(
         privateKey: _RSA.Signing.PrivateKey, projectID: String = "herald-test", clientEmail: String? = nil,
         privateKeyID: String? = nil

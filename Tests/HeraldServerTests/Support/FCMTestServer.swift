@@ -10,7 +10,7 @@ import Testing
 /// A TestServer whose FCM endpoint and token endpoint are an FCM double.
 struct FCMTestServer {
     /// One service account for every test: RSA key generation is slow.
-    static let account = try! FCMTestServiceAccount(projectID: "herald-tests")
+    static let account = FCMTestServiceAccount(projectID: "herald-tests")
 
     var server: TestServer
     let fcm: FCMDouble
