@@ -112,11 +112,7 @@ struct APNsProviderDeliveryTests {
         try await APNsHarness.run(configure: { $0.requestTimeout = .seconds(2) }) { harness in
             // Connect first, so that the deadline is spent on the stalled stream and not on the TLS handshake
             // (which can take longer than the short deadline on a loaded machine).
-            var warmedUp = false
-            for _ in 0..<20 where !warmedUp {
-                warmedUp = await harness.send(1).isDelivered
-            }
-            try #require(warmedUp)
+            try #require(await eventually(attempts: 20) { await harness.send(1).isDelivered })
             harness.double.resetLog()
             harness.double.stallNext()
             let result = await harness.send(2)

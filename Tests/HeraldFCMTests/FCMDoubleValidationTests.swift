@@ -9,8 +9,6 @@ import _CryptoExtras
 
 @Suite("FCM double (raw requests)")
 struct FCMDoubleValidationTests {
-    /// The account's key and another one (a forger's).
-    static let keys = [TestRSAKeys.first, TestRSAKeys.second]
     static let project = "herald-test"
 
     /// Starts a double with the suite's key and a client on one connection.
@@ -19,7 +17,7 @@ struct FCMDoubleValidationTests {
         _ body: (FCMDouble, FCMClient, TestClock) async throws -> Void
     ) async throws {
         let clock = TestClock()
-        let account = FCMTestServiceAccount(privateKey: Self.keys[0], projectID: Self.project)
+        let account = FCMTestServiceAccount(privateKey: TestRSAKeys.first, projectID: Self.project)
         let double = try await FCMDouble.start(
             projectID: Self.project, serviceAccount: account, clock: clock, accessTokenLifetime: accessTokenLifetime)
         do {
@@ -124,7 +122,7 @@ struct FCMDoubleValidationTests {
         try await run { double, client, clock in
             let account = double.serviceAccount
             let forger = FCMTestServiceAccount(
-                privateKey: Self.keys[1], projectID: Self.project, clientEmail: account.clientEmail,
+                privateKey: TestRSAKeys.second, projectID: Self.project, clientEmail: account.clientEmail,
                 privateKeyID: account.privateKeyID)
             let iat = Int(clock.now().timeIntervalSince1970)
             let header: JSONObject = ["alg": "RS256", "typ": "JWT", "kid": .string(account.privateKeyID)]

@@ -9,7 +9,7 @@ import Testing
 /// classification of every FCM answer.
 @Suite("FCM provider")
 struct FCMProviderTests {
-    /// One service account for the suite: RSA key generation is slow.
+    /// The suite's service account: the double's and the provider's.
     static let account = FCMTestServiceAccount()
 
     struct Fixture {

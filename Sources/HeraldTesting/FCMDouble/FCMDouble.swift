@@ -66,8 +66,8 @@ public final class FCMDouble: Sendable {
     ///
     /// - Parameters:
     ///   - projectID: The project of the send endpoint; a send for another is `403 PERMISSION_DENIED`.
-    ///   - serviceAccount: The account whose assertions are accepted; by default a new one for `projectID`
-    ///     (an RSA 2048 key: pass one account to many doubles to generate it once).
+    ///   - serviceAccount: The account whose assertions are accepted; by default a new one for `projectID` (with the
+    ///     fixed key ``TestRSAKeys/first``).
     ///   - clock: The time for assertion checks and access-token expiry.
     ///   - accessTokenLifetime: The `expires_in` of the access tokens issued (seconds).
     ///   - certificates: The TLS certificates; by default the process's shared CA and leaf

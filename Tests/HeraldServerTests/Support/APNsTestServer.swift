@@ -18,11 +18,9 @@ struct APNsTestServer {
 
     static func start(dailyLimit: Int = 150, clock: TestClock = TestClock(Date())) async throws -> APNsTestServer {
         let key = TestKey()
-        let certificates = TestCertificates.shared
-        let production = try await APNsDouble.start(
-            environment: .production, keys: [.init(key)], topics: [topic], clock: clock, certificates: certificates)
-        let sandbox = try await APNsDouble.start(
-            environment: .sandbox, keys: [.init(key)], topics: [topic], clock: clock, certificates: certificates)
+        // Both present the process's test CA (TestCertificates.shared), so trusting one's CA file trusts both.
+        let production = try await APNsDouble.start(environment: .production, keys: [.init(key)], topics: [topic], clock: clock)
+        let sandbox = try await APNsDouble.start(environment: .sandbox, keys: [.init(key)], topics: [topic], clock: clock)
         var server = try TestServer(dailyLimit: dailyLimit, clock: clock)
         // The answer of a send is the outcome of its first attempt when that attempt ends within the wait, and the
         // double answers at once: wait long enough for a loaded machine (the suite runs in parallel on few cores),

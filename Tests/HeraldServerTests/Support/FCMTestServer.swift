@@ -9,7 +9,7 @@ import Testing
 
 /// A TestServer whose FCM endpoint and token endpoint are an FCM double.
 struct FCMTestServer {
-    /// One service account for every test: RSA key generation is slow.
+    /// The service account of every test: the double's and the server's.
     static let account = FCMTestServiceAccount(projectID: "herald-tests")
 
     var server: TestServer
