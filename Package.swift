@@ -232,6 +232,8 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),  // a registry of its own (MetricsTests)
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),  // a second connection that holds SQLite's write lock
             ],
+            // Home Assistant's relay fixtures, read from the source tree (HomeAssistantRelayFixtureTests).
+            exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
     ]

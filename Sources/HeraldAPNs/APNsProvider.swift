@@ -9,7 +9,8 @@ import NIOSSL
 
 /// Delivers notifications to Apple devices through the APNs provider API (HTTP/2, token authentication).
 ///
-/// Each notification becomes `POST /3/device/<token>` on the endpoint of the device's environment, with
+/// Each notification becomes `POST /3/device/<token>` on the endpoint of the device's environment (a Live Activity push:
+/// the activity's token, topic `<topic>.push-type.liveactivity`), with
 /// `authorization`, `apns-push-type`, `apns-topic`, `apns-priority`, `apns-expiration`, `apns-id` and, when set,
 /// `apns-collapse-id`; the body is the stored payload, byte for byte. Requests go over ``APNsConnection``s (HTTP/2 on
 /// swift-nio-http2), `connectionsPerEnvironment` per environment, opened on first use.
@@ -88,7 +89,8 @@ public final class APNsProvider: PushProvider {
     /// Sends one notification and classifies the answer; see the type's documentation for the rules.
     public func send(_ notification: PushNotification, to device: Device) async -> DeliveryResult {
         let apnsID = notification.id.lowercasedText
-        guard let deviceToken = device.token, !deviceToken.isEmpty else {
+        // A Live Activity push goes to the activity's token, in the device's environment.
+        guard let deviceToken = notification.liveActivityToken ?? device.token, !deviceToken.isEmpty else {
             return .failed(reason: "MissingDeviceToken")
         }
         // Built only when a line is logged (swift-log takes metadata as an autoclosure).
@@ -150,7 +152,7 @@ public final class APNsProvider: PushProvider {
         headers.reserveCapacity(7)
         headers.add(name: "authorization", value: "bearer \(providerToken.jwt)", indexing: .nonIndexable)
         headers.add(name: "apns-push-type", value: notification.pushType.rawValue)
-        headers.add(name: "apns-topic", value: configuration.topic)
+        headers.add(name: "apns-topic", value: Self.topic(configuration.topic, for: notification.pushType))
         headers.add(name: "apns-priority", value: String(notification.priority))
         let expiration = max(0, Int(notification.expiresAt.timeIntervalSince1970.rounded(.down)))
         headers.add(name: "apns-expiration", value: String(expiration), indexing: .nonIndexable)
@@ -159,6 +161,11 @@ public final class APNsProvider: PushProvider {
         }
         headers.add(name: "apns-id", value: apnsID, indexing: .nonIndexable)
         return headers
+    }
+
+    /// The `apns-topic` for a push type: the app's bundle id, with Apple's suffix for Live Activities.
+    static func topic(_ bundleID: String, for pushType: PushType) -> String {
+        pushType == .liveactivity ? bundleID + ".push-type.liveactivity" : bundleID
     }
 
     /// One request on the next connection of the environment, timed for the metrics; `nil` once shut down. The

@@ -574,6 +574,12 @@ public final class DeliveryWorker: Service, Sendable {
             notification.providerMessageID = messageID
             notification.lastError = nil
             return (DeliveryOutcome(notification: notification), .delivered)
+        case .deadToken(let reason) where notification.liveActivityToken != nil:
+            // The activity ended (or its push-to-start token changed): this push fails, the device stays active.
+            notification.status = .failed
+            notification.lastError = reason
+            logger.info("Live Activity token is dead", metadata: ["notification": "\(notification.id)", "reason": "\(reason)"])
+            return (DeliveryOutcome(notification: notification, releasesQuota: true), .deadToken(reason: reason))
         case .deadToken(let reason):
             notification.status = .failed
             notification.lastError = reason

@@ -18,10 +18,13 @@ public struct NotificationDraft: Sendable, Equatable {
     public var isExemptFromQuota: Bool
     /// When the notification expires; `nil` for the configured time to live.
     public var expiresAt: Date?
+    /// For a Live Activity push: the token it goes to instead of the device's (``PushNotification/liveActivityToken``).
+    public var liveActivityToken: String?
 
     public init(
         pushType: PushType = .alert, priority: Int = 10, collapseID: String? = nil, payload: JSONObject,
-        bodyPath: [String] = PayloadFitter.apnsBodyPath, isExemptFromQuota: Bool = false, expiresAt: Date? = nil
+        bodyPath: [String] = PayloadFitter.apnsBodyPath, isExemptFromQuota: Bool = false, expiresAt: Date? = nil,
+        liveActivityToken: String? = nil
     ) {
         self.bodyPath = bodyPath
         self.pushType = pushType
@@ -30,6 +33,7 @@ public struct NotificationDraft: Sendable, Equatable {
         self.payload = payload
         self.isExemptFromQuota = isExemptFromQuota
         self.expiresAt = expiresAt
+        self.liveActivityToken = liveActivityToken
     }
 }
 

@@ -6,6 +6,9 @@ public enum PushType: String, Sendable, Codable {
     case alert
     /// A silent background update (`content-available: 1`, priority 5).
     case background
+    /// A Live Activity start, update or end, sent to the activity's own token (``PushNotification/liveActivityToken``)
+    /// with the topic `<topic>.push-type.liveactivity`.
+    case liveactivity
 }
 
 /// Where a notification is in its life.
@@ -49,12 +52,15 @@ public struct PushNotification: Sendable, Equatable, Identifiable {
     public var nextAttemptAt: Date
     /// After this the notification is not delivered any more.
     public var expiresAt: Date
+    /// For a Live Activity push: the activity's (or the push-to-start) token it goes to instead of the device's
+    /// token. A dead one ends this push, not the device.
+    public var liveActivityToken: String?
 
     public init(
         id: UUID = .random(), deviceID: Device.ID, pushType: PushType, priority: Int, collapseID: String?, payload: Data,
         quotaDay: String?, status: DeliveryStatus = .pending, attempts: Int = 0, lastError: String? = nil,
         providerMessageID: String? = nil, createdAt: Date, updatedAt: Date? = nil, nextAttemptAt: Date? = nil,
-        expiresAt: Date
+        expiresAt: Date, liveActivityToken: String? = nil
     ) {
         self.id = id
         self.deviceID = deviceID
@@ -71,5 +77,6 @@ public struct PushNotification: Sendable, Equatable, Identifiable {
         self.updatedAt = updatedAt ?? createdAt
         self.nextAttemptAt = nextAttemptAt ?? createdAt
         self.expiresAt = expiresAt
+        self.liveActivityToken = liveActivityToken
     }
 }

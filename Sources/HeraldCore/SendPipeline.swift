@@ -98,7 +98,8 @@ public struct SendPipeline: Sendable {
         let notification = PushNotification(
             id: .timeOrdered(at: now), deviceID: device.id, pushType: draft.pushType, priority: draft.priority,
             collapseID: draft.collapseID, payload: fitted.data, quotaDay: draft.isExemptFromQuota ? nil : day.description,
-            createdAt: now, expiresAt: draft.expiresAt ?? now.addingTimeInterval(configuration.timeToLive))
+            createdAt: now, expiresAt: draft.expiresAt ?? now.addingTimeInterval(configuration.timeToLive),
+            liveActivityToken: draft.liveActivityToken)
 
         let quota = QuotaRequest(day: day.description, maximum: draft.isExemptFromQuota ? nil : maximum)
         let (decision, route) = try await store(notification, quota: quota, for: device)

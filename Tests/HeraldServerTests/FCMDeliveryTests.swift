@@ -111,6 +111,29 @@ struct FCMDeliveryTests {
         try await fcm.shutdown()
     }
 
+    @Test func theAndroidRowsTheRelayAddedLately() async throws {
+        let fcm = try await FCMTestServer.start(dailyLimit: 5, clock: TestClock(HomeAssistantTests.noon))
+        let token = Fixtures.fcmToken(5)
+        try await fcm.server.run { client in
+            let registration = try await client.registerFCM(token: token)
+            let data = #"{"actions": [{"action": "UNLOCK", "title": "Unlock", "authenticationRequired": true}], "notification_icon_color": "red", "live_update": true, "critical_text": "5 min"}"#
+            let alert = try await client.post("/api/push/homeassistant", homeAssistantBody(registration.userID, data: data))
+            #expect(alert.status == .created)
+            let sent = try #require(await fcm.acceptedMessage(to: token))
+            let fields = try #require(sent.message["data"]?.objectValue)
+            #expect(fields["action_1_authenticationRequired"] == "true")
+            #expect(fields["notification_icon_color"] == "red")
+            #expect(fields["live_update"] == "true")
+            #expect(fields["critical_text"] == "5 min")
+            #expect(sent.message["android"]?.objectValue?["priority"] == nil)
+
+            let command = try await client.post("/api/push/homeassistant", homeAssistantBody(registration.userID, message: "command_wake_word_detection"))
+            #expect(command.status == .created)
+            #expect(try command.json()["rateLimits"]?.objectValue?["successful"] == 1)
+        }
+        try await fcm.shutdown()
+    }
+
     @Test func homeAssistantsRelayForAnFCMDeviceSendsWhatTheAndroidAppExpects() async throws {
         let fcm = try await FCMTestServer.start(dailyLimit: 2, clock: TestClock(HomeAssistantTests.noon))
         let token = Fixtures.fcmToken(4)
@@ -148,7 +171,8 @@ struct FCMDeliveryTests {
             #expect(try command.json()["rateLimits"]?.objectValue?["successful"] == 1)
             let commandMessage = try #require(await fcm.acceptedMessage(to: token, number: 2))
             #expect(commandMessage.message["data"]?.objectValue?["command"] == "off")
-            #expect(commandMessage.message["android"]?.objectValue?["priority"] == "HIGH")
+            // No data.priority: FCM's own (normal for a data message), as android.js leaves it.
+            #expect(commandMessage.message["android"]?.objectValue?["priority"] == nil)
             let second = try await client.post("/api/push/homeassistant", homeAssistantBody(registration.userID))
             #expect(second.status == .created)
             let refused = try await client.post("/api/push/homeassistant", homeAssistantBody(registration.userID))

@@ -57,6 +57,8 @@ enum ErrorDialect {
             } else {
                 body["message"] = .string(error.message)
             }
+            // Home Assistant reads `message`; `field` names the offending member for anyone else reading the answer.
+            if let field = error.field, error.status == .badRequest { body["field"] = .string(field) }
             return JSONResponse.make(status: error.status, body: body, headers: error.headers)
         }
     }

@@ -3,7 +3,7 @@ import HeraldCore
 import HeraldFCM
 
 /// Maps a Home Assistant notify call to the FCM message the Home Assistant Android app expects from its official
-/// relay (`android.js`): a data-only, high-priority message whose `data` holds `message`, `title`, the listed
+/// relay (`android.js`): a data-only message whose `data` holds `message`, `title`, the listed
 /// notification options and the actions as strings, because the app draws every notification itself. The table in
 /// docs/homeassistant.md lists every row.
 enum HomeAssistantAndroidPayload {
@@ -14,12 +14,12 @@ enum HomeAssistantAndroidPayload {
         "command_high_accuracy_mode", "command_activity", "command_app_lock", "command_webview", "command_media",
         "command_update_sensors", "command_ble_transmitter", "command_persistent_connection", "command_stop_tts",
         "command_auto_screen_brightness", "command_screen_brightness_level", "command_screen_off_timeout",
-        "command_flashlight",
+        "command_flashlight", "command_wake_word_detection",
     ]
 
     /// The `data` options copied to the message's `data` as strings (the relay's `androidNotificationKeys`).
     static let copiedKeys: [String] = [
-        "icon", "color", "sound", "tag", "clickAction", "bodyLocKey", "bodyLocArgs", "titleLocKey", "titleLocArgs", "channel",
+        "icon", "color", "notification_icon_color", "sound", "tag", "clickAction", "bodyLocKey", "bodyLocArgs", "titleLocKey", "titleLocArgs", "channel",
         "ticker", "sticky", "eventTime", "localOnly", "notificationPriority", "defaultSound", "defaultVibrateTimings",
         "defaultLightSettings", "vibrateTimings", "visibility", "notificationCount", "lightSettings", "image", "timeout",
         "importance", "subject", "group", "icon_url", "ledColor", "vibrationPattern", "persistent", "chronometer", "when",
@@ -27,7 +27,7 @@ enum HomeAssistantAndroidPayload {
         "high_accuracy_update_interval", "package_name", "tts_text", "media_stream", "command", "intent_package_name",
         "intent_action", "intent_extras", "media_command", "media_package_name", "intent_uri", "intent_type", "ble_uuid",
         "ble_major", "ble_minor", "confirmation", "app_lock_enabled", "app_lock_timeout", "home_bypass_enabled", "car_ui",
-        "ble_measured_power", "progress", "progress_max", "progress_indeterminate",
+        "ble_measured_power", "progress", "progress_max", "progress_indeterminate", "live_update", "critical_text",
     ]
 
     /// The FCM blocks `data` may replace wholesale, as the relay passes them through.
@@ -42,22 +42,27 @@ enum HomeAssistantAndroidPayload {
                 guard case .object(let action) = element else {
                     throw APIError.invalidField("data.actions[\(index)]", "data.actions[\(index)] must be an object.")
                 }
-                for (field, key) in [("action", "key"), ("title", "title"), ("uri", "uri"), ("behavior", "behavior")] {
-                    if let value = action[field], value != .null { data["action_\(index + 1)_\(key)"] = .string(FCMMessage.dataString(value)) }
+                for (field, key) in [
+                    ("action", "key"), ("title", "title"), ("uri", "uri"), ("behavior", "behavior"),
+                    ("authenticationRequired", "authenticationRequired"),
+                ] where RelayRules.isTruthy(action[field]) {
+                    data["action_\(index + 1)_\(key)"] = .string(FCMMessage.dataString(action[field] ?? .null))
                 }
             }
         }
         for key in copiedKeys {
             if let value = request.data[key] { data[key] = .string(FCMMessage.dataString(value)) }
         }
-        data["message"] = .string(request.message)
+        if !request.message.isEmpty { data["message"] = .string(request.message) }
         if let title = request.title { data["title"] = .string(title) }
         if let webhookID = request.webhookID { data["webhook_id"] = .string(webhookID) }
         if let extra = try options.optionalObject("data", emptyStringIsAbsent: false) {
             for (key, value) in extra.object where value != .null { data[key] = .string(FCMMessage.dataString(value)) }
         }
 
-        var android: JSONObject = ["priority": .string(try priority(options))]
+        // As the relay: FCM's own priority (normal for a data message) unless `data.priority` asks for another.
+        var android: JSONObject = [:]
+        if let priority = try priority(options) { android["priority"] = .string(priority) }
         if let ttl = try ttl(options) { android["ttl"] = .string(ttl) }
         var message: JSONObject = ["data": .object(data), "android": .object(android)]
         for block in passedThroughBlocks {
@@ -72,9 +77,9 @@ enum HomeAssistantAndroidPayload {
             payload: message, bodyPath: ["data", "message"], isExemptFromQuota: isCommand)
     }
 
-    /// `data.priority` (`high` or `normal`, any case) as FCM spells it; `HIGH` when absent.
-    private static func priority(_ options: FieldReader) throws -> String {
-        guard let text = try options.optionalString("priority") else { return "HIGH" }
+    /// `data.priority` (`high` or `normal`, any case) as FCM spells it; `nil` when absent.
+    private static func priority(_ options: FieldReader) throws -> String? {
+        guard let text = try options.optionalString("priority") else { return nil }
         guard ["high", "normal"].contains(text.lowercased()) else {
             throw APIError.invalidField("data.priority", "data.priority must be high or normal; got \"\(text)\".")
         }

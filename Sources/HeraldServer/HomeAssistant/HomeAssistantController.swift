@@ -12,6 +12,8 @@ struct HomeAssistantController<Context: RemoteAddressRequestContext>: Sendable {
     let credentials: CredentialGuard
     let clock: any WallClock
     let bodyLimit: Int
+    /// Live Activity timestamps, strictly increasing per activity token.
+    let activityClock = LiveActivityClock()
 
     func addRoutes(to group: RouterGroup<Context>) {
         group.post("homeassistant", use: send)
@@ -22,7 +24,8 @@ struct HomeAssistantController<Context: RemoteAddressRequestContext>: Sendable {
         let notify = try HomeAssistantRequest(try await JSONBody.object(of: request, limit: bodyLimit))
         let device = try await device(for: notify.pushToken, request, context)
         return try await SendAnswers.withRateLimitHeaders(of: device, pipeline: pipeline, clock: clock) {
-            let draft = try HomeAssistantPayload.draft(for: notify, platform: device.platform, now: clock.now())
+            let draft = try HomeAssistantPayload.draft(
+                for: notify, platform: device.platform, now: clock.now(), activityClock: activityClock)
             do throws(SendError) {
                 let receipt = try await pipeline.send(draft, to: device)
                 var body = JSONObjectWriter()

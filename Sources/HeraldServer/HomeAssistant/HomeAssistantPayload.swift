@@ -1,181 +1,233 @@
 import Foundation
 import HeraldCore
 
-/// Maps a Home Assistant notify call to the notification the Home Assistant app expects from its official relay: for
-/// APNs devices what the iOS app gets (`legacy.js`), for FCM devices what the Android app gets
-/// (``HomeAssistantAndroidPayload``). The tables in docs/homeassistant.md list every row.
+/// Maps a Home Assistant notify call to what the official relay would have sent the phone: for an APNs device the
+/// APNs push of `legacy.js` (this file), or of `live-activity.js` when the call carries a `live_activity_token`
+/// (``HomeAssistantLiveActivity``); for an FCM device the message of `android.js` (``HomeAssistantAndroidPayload``).
+/// The relay's own fixtures hold Herald to it (`HomeAssistantRelayFixtureTests`); docs/homeassistant.md lists every row.
 enum HomeAssistantPayload {
-    /// Messages that are commands to the app rather than text to show: silent background pushes, exempt from the quota.
+    /// Messages that are commands to the Home Assistant app: silent background pushes (`clear_badge` a badge-only
+    /// alert, `delete_alert` an empty one) that don't count against the daily limit.
     static let commands: Set<String> = [
         "request_location_update", "request_location_updates", "update_complications", "update_widgets",
         "clear_notification", "clear_badge", "delete_alert",
     ]
 
-    /// The APNs headers `data.apns_headers` may set.
-    static let settableHeaders: Set<String> = ["apns-priority", "apns-push-type", "apns-collapse-id", "apns-expiration"]
-
-    static func draft(for request: HomeAssistantRequest, platform: Platform, now: Date) throws -> NotificationDraft {
+    static func draft(
+        for request: HomeAssistantRequest, platform: Platform, now: Date, activityClock: LiveActivityClock
+    ) throws -> NotificationDraft {
         if platform == .fcm { return try HomeAssistantAndroidPayload.draft(for: request) }
-        let data = FieldReader(request.data, path: "data")
-        var draft = commands.contains(request.message)
-            ? try command(request, data)
-            : try alert(request, data)
-        if let webhookID = request.webhookID { draft.payload["webhook_id"] = .string(webhookID) }
-        try applyHeaders(from: data, to: &draft, now: now)
-        return draft
+        if let token = request.liveActivityToken {
+            return try HomeAssistantLiveActivity.draft(for: request, token: token, clock: activityClock, now: now)
+        }
+        return try legacy(request, now: now)
     }
 
-    // MARK: Alerts
+    /// `legacy.js`, row for row.
+    private static func legacy(_ request: HomeAssistantRequest, now: Date) throws -> NotificationDraft {
+        let data = FieldReader(request.data, path: "data")
+        var push = LegacyPush(message: request.message, title: request.title)
+        try push.takeAPNsBlocks(from: data)
+        if let webhookID = request.webhookID { push.payload["webhook_id"] = .string(webhookID) }
 
-    private static func alert(_ request: HomeAssistantRequest, _ data: FieldReader) throws -> NotificationDraft {
-        var alert: JSONObject = ["body": .string(request.message)]
-        if let title = request.title { alert["title"] = .string(title) }
-        if let subtitle = try data.optionalString("subtitle") { alert["subtitle"] = .string(subtitle) }
-        var aps: JSONObject = ["alert": .object(alert), "sound": "default"]
-        var payload: JSONObject = [:]
-
-        if let push = try data.optionalObject("push") {
-            for (key, value) in push.object { aps[key] = value }
-            if let category = aps["category"]?.stringValue { aps["category"] = .string(category.uppercased()) }
-            if let badge = aps["badge"] { aps["badge"] = try number(badge, path: "data.push.badge") }
-        }
-        if let sound = data.value("sound") ?? aps["sound"] {
-            aps["sound"] = try normalisedSound(sound, path: data.value("sound") != nil ? "data.sound" : "data.push.sound")
-        }
-        if let group = try data.optionalString("group") { aps["thread-id"] = .string(group) }
-
-        var extended = false
-        if let actions = data.value("actions") {
-            guard case .array = actions else { throw invalid("data.actions", "data.actions must be a list of actions.") }
-            payload["actions"] = actions
-            aps["category"] = "DYNAMIC"
-        }
-        if let entityID = data.value("entity_id") {
-            payload["entity_id"] = entityID
-            extended = true
-        }
-        if let attachment = try data.optionalObject("attachment") {
-            payload["attachment"] = .object(attachment.object)
-            extended = true
-        } else {
-            for (key, contentType) in [("image", "jpeg"), ("video", "mpeg4"), ("audio", "waveformaudio")] {
-                guard let url = try data.optionalString(key) else { continue }
-                payload["attachment"] = ["url": .string(url), "content-type": .string(contentType)]
-                extended = true
-                break
+        if request.isHomeAssistantApp {
+            switch request.message {
+            case "request_location_update", "request_location_updates":
+                try push.command("request_location_update", data)
+            case "clear_badge":
+                push.aps = ["badge": 0]
+                push.counts = false
+            case "clear_notification":
+                try push.command("clear_notification", data)
+                if RelayRules.isTruthy(data.value("tag")), let tag = data.value("tag") { push.homeassistant["tag"] = tag }
+                if let collapseID = push.headers.removeValue(forKey: "apns-collapse-id") {
+                    push.homeassistant["collapseId"] = .string(collapseID)
+                }
+            case "update_complications", "update_widgets":
+                try push.command(request.message, data)
+            default:
+                try push.alert(request, data)
             }
         }
-        if extended {
-            aps["category"] = "DYNAMIC"
-            aps["mutable-content"] = 1
+        try push.normaliseSoundAndBadge()
+        return try push.draft(now: now)
+    }
+}
+
+/// The relay's `payload.apns` while `legacy.js` builds it: `aps`, the other top-level keys, and the headers.
+private struct LegacyPush {
+    var aps: JSONObject
+    var payload: JSONObject = [:]
+    /// `homeassistant` (a command, or `data.action_data`); written into `payload` at the end.
+    var homeassistant: JSONObject = [:]
+    var headers: [String: String] = [:]
+    var counts = true
+
+    init(message: String, title: String?) {
+        var alert: JSONObject = ["body": .string(message)]
+        if let title { alert["title"] = .string(title) }
+        aps = ["alert": .object(alert), "sound": "default"]
+    }
+
+    /// `data.apns` replaces the whole block (its `payload` and `headers`), `data.apns_headers` the headers.
+    mutating func takeAPNsBlocks(from data: FieldReader) throws {
+        if let apns = try data.optionalObject("apns") {
+            if let replaced = try apns.optionalObject("payload") {
+                payload = replaced.object
+                aps = try replaced.optionalObject("aps")?.object ?? [:]
+                payload["aps"] = nil
+                if case .object(let action)? = payload.removeValue(forKey: "homeassistant") { homeassistant = action }
+            }
+            if let given = try apns.optionalObject("headers") { headers = try Self.headers(given) }
+        }
+        if let given = try data.optionalObject("apns_headers") { headers = try Self.headers(given) }
+    }
+
+    /// A silent background push carrying `homeassistant.command`.
+    mutating func command(_ name: String, _ data: FieldReader) throws {
+        aps = ["contentAvailable": true]
+        homeassistant = ["command": .string(name)]
+        if let badge = try data.optionalObject("push")?.value("badge"), RelayRules.isTruthy(badge) { aps["badge"] = badge }
+        counts = false
+    }
+
+    /// Text for the Home Assistant app to show, with everything its notification extensions read.
+    mutating func alert(_ request: HomeAssistantRequest, _ data: FieldReader) throws {
+        var needsCategory = false
+        if let subtitle = data.value("subtitle"), RelayRules.isTruthy(subtitle) { setAlert("subtitle", subtitle) }
+        if let push = try data.optionalObject("push") { aps.merge(push.object) { _, new in new } }
+        if let actions = data.value("actions"), RelayRules.isTruthy(actions) {
+            payload["actions"] = actions
+            needsCategory = true
+        }
+        if let sound = data.value("sound"), RelayRules.isTruthy(sound) { aps["sound"] = sound }
+        if request.osVersion?.hasPrefix("10.15") == true { stripSoundExtension() }
+        if let entityID = data.value("entity_id"), RelayRules.isTruthy(entityID) {
+            payload["entity_id"] = entityID
+            needsCategory = true
+        }
+        // Kiosk commands' values: forwarded when present at all, `null` included.
+        for key in ["level", "volume", "mode"] where request.data[key] != nil { payload[key] = request.data[key] }
+        if let actionData = data.value("action_data"), RelayRules.isTruthy(actionData) {
+            guard case .object(let object) = actionData else {
+                throw APIError.invalidField("data.action_data", "data.action_data must be an object.")
+            }
+            homeassistant = object
+            needsCategory = true
+        }
+        if let attachment = data.value("attachment"), RelayRules.isTruthy(attachment) {
+            payload["attachment"] = attachment
+            needsCategory = true
+        }
+        for (key, contentType) in [("video", "mpeg4"), ("image", "jpeg"), ("audio", "waveformaudio")] {
+            guard let url = data.value(key), RelayRules.isTruthy(url) else { continue }
+            guard case .object(var attachment) = payload["attachment"] ?? .object([:]) else {
+                throw APIError.invalidField("data.attachment", "data.attachment must be an object.")
+            }
+            if attachment["content-type"] == nil { attachment["content-type"] = .string(contentType) }
+            if attachment["url"] == nil { attachment["url"] = url }
+            payload["attachment"] = .object(attachment)
+            needsCategory = true
         }
         for key in ["url", "shortcut", "presentation_options"] {
-            if let value = data.value(key) { payload[key] = value }
+            if let value = data.value(key), RelayRules.isTruthy(value) { payload[key] = value }
         }
-        if let actionData = data.value("action_data") { payload["homeassistant"] = actionData }
-        payload["aps"] = .object(aps)
-
-        let isCritical: Bool = {
-            guard case .object(let sound)? = aps["sound"] else { return false }
-            return (sound["critical"]?.doubleValue ?? 0) != 0 && (sound["volume"]?.doubleValue ?? 0) > 0
-        }()
-        let tag = try data.optionalString("tag").map { try CollapseIDRule.validated($0, field: "data.tag") }
-        return NotificationDraft(
-            pushType: .alert, priority: 10, collapseID: tag, payload: payload,
-            isExemptFromQuota: isCritical)
-    }
-
-    /// `"none"` removes the sound; a dictionary becomes `{name, critical: Int, volume: Double}` (a critical alert).
-    private static func normalisedSound(_ sound: JSONValue, path: String) throws -> JSONValue? {
-        switch sound {
-        case .string("none"): return nil
-        case .string: return sound
-        case .object(let object):
-            var normalised: JSONObject = ["name": object["name"] ?? "default"]
-            if let critical = object["critical"] { normalised["critical"] = .int(Int(try number(critical, path: "\(path).critical").doubleValue ?? 0)) }
-            if let volume = object["volume"] { normalised["volume"] = .double(try number(volume, path: "\(path).volume").doubleValue ?? 0) }
-            return .object(normalised)
-        default:
-            throw invalid(path, "\(path) must be a sound name or a {name, critical, volume} object.")
+        for key in ["notification_icon", "icon_url", "notification_icon_color", "color"] where request.data[key] != nil {
+            payload[key] = request.data[key]
         }
-    }
-
-    // MARK: Commands
-
-    private static func command(_ request: HomeAssistantRequest, _ data: FieldReader) throws -> NotificationDraft {
-        var aps: JSONObject = ["content-available": 1]
-        var homeassistant: JSONObject = ["command": .string(request.message)]
-        if let badge = try data.optionalObject("push")?.value("badge") {
-            aps["badge"] = try number(badge, path: "data.push.badge")
+        if case .string(let tag)? = request.data["tag"] {
+            headers["apns-collapse-id"] = try CollapseIDRule.validated(tag, field: "data.tag")
         }
-        switch request.message {
-        case "clear_badge":
-            aps["badge"] = 0
-        case "clear_notification":
-            if let tag = try data.optionalString("tag") {
-                homeassistant["tag"] = .string(tag)
-                homeassistant["collapseId"] = .string(tag)
+        if case .string(let group)? = request.data["group"] { aps["thread-id"] = .string(group) }
+
+        if let category = aps["category"], RelayRules.isTruthy(category) {
+            guard case .string(let text) = category else {
+                throw APIError.invalidField("data.push.category", "data.push.category must be a string.")
             }
+            aps["category"] = .string(text.uppercased())
+        } else if needsCategory {
+            aps["category"] = "DYNAMIC"
+        }
+        if !RelayRules.isTruthy(aps["contentAvailable"]) { aps["mutableContent"] = true }
+
+        switch request.message {
+        case "delete_alert":
+            counts = false
+            for key in ["title", "subtitle", "body"] { setAlert(key, nil) }
+            aps["sound"] = nil
+        case "test_push_source":
+            // The relay names itself; the app shows which path a test push took.
+            setAlert("title", .string(request.message))
+            setAlert("body", "apns-fcm")
         default:
             break
         }
-        // A command never replaces a notification on screen: no collapse id.
-        return NotificationDraft(
-            pushType: .background, priority: 5, collapseID: nil,
-            payload: ["aps": .object(aps), "homeassistant": .object(homeassistant)], isExemptFromQuota: true)
     }
 
-    // MARK: Headers
-
-    private static func applyHeaders(from data: FieldReader, to draft: inout NotificationDraft, now: Date) throws {
-        guard let headers = try data.optionalObject("apns_headers") else { return }
-        for (name, value) in headers.object {
-            let key = name.lowercased()
-            let path = "data.apns_headers.\(name)"
-            guard settableHeaders.contains(key) else {
-                throw invalid(path, "\(name) cannot be set; data.apns_headers may set \(settableHeaders.sorted().joined(separator: ", ")).")
+    /// For every app: `sound: "none"` removes the sound, a sound object's `volume` and `critical` become numbers (a
+    /// critical alert with a volume above 0 does not count), a badge becomes a number.
+    mutating func normaliseSoundAndBadge() throws {
+        switch aps["sound"] {
+        case .string(let name)? where name.lowercased() == "none":
+            aps["sound"] = nil
+        case .object(var sound)?:
+            if let volume = sound["volume"], RelayRules.isTruthy(volume) {
+                sound["volume"] = try RelayRules.number(volume, path: "data.push.sound.volume")
             }
-            let text: String
-            switch value {
-            case .string(let string): text = string
-            case .int(let int): text = String(int)
-            default: throw invalid(path, "\(path) must be a string or a whole number.")
+            if let critical = sound["critical"], RelayRules.isTruthy(critical), critical != .bool(true) {
+                sound["critical"] = try RelayRules.number(critical, path: "data.push.sound.critical", wholeNumber: true)
             }
-            switch key {
-            case "apns-priority":
-                guard let priority = Int(text), [1, 5, 10].contains(priority) else { throw invalid(path, "\(path) must be 1, 5 or 10.") }
-                draft.priority = priority
-            case "apns-push-type":
-                guard let type = PushType(rawValue: text) else { throw invalid(path, "\(path) must be alert or background.") }
-                draft.pushType = type
-            case "apns-collapse-id":
-                let collapseID = try CollapseIDRule.validated(text, field: path)
-                draft.collapseID = collapseID.isEmpty ? nil : collapseID
-            default:  // apns-expiration
-                guard let seconds = Int(text), seconds >= 0 else { throw invalid(path, "\(path) must be UNIX seconds (0 = one minute from now).") }
-                draft.expiresAt = seconds == 0 ? now.addingTimeInterval(60) : Date(timeIntervalSince1970: TimeInterval(seconds))
-            }
-        }
-        if draft.pushType == .background, draft.priority == 10 {
-            throw invalid("data.apns_headers.apns-priority", "A background push must have apns-priority 5 or 1.")
-        }
-    }
-
-    // MARK: Helpers
-
-    private static func number(_ value: JSONValue, path: String) throws -> JSONValue {
-        switch value {
-        case .int, .double: return value
-        case .string(let text):
-            if let int = Int(text) { return .int(int) }
-            if let double = Double(text) { return .double(double) }
-            fallthrough
+            if RelayRules.isTruthy(sound["critical"]), (sound["volume"]?.doubleValue ?? 0) > 0 { counts = false }
+            aps["sound"] = .object(sound)
         default:
-            throw invalid(path, "\(path) must be a number.")
+            break
+        }
+        if let badge = aps["badge"], RelayRules.isTruthy(badge) {
+            aps["badge"] = try RelayRules.number(badge, path: "data.push.badge")
         }
     }
 
-    private static func invalid(_ field: String, _ message: String) -> APIError {
-        APIError.invalidField(field, message)
+    func draft(now: Date) throws -> NotificationDraft {
+        let isBackground = RelayRules.isTruthy(aps["contentAvailable"])
+        var body = payload
+        body["aps"] = .object(try RelayRules.apsOnTheWire(aps))
+        if !homeassistant.isEmpty { body["homeassistant"] = .object(homeassistant) }
+        var draft = NotificationDraft(
+            pushType: isBackground ? .background : .alert, priority: isBackground ? 5 : 10, payload: body,
+            isExemptFromQuota: !counts)
+        try HomeAssistantAPNsHeaders.apply(headers, to: &draft, now: now)
+        return draft
+    }
+
+    private mutating func setAlert(_ key: String, _ value: JSONValue?) {
+        guard case .object(var alert)? = aps["alert"] ?? .object([:]) else { return }
+        alert[key] = value
+        aps["alert"] = .object(alert)
+    }
+
+    private mutating func stripSoundExtension() {
+        switch aps["sound"] {
+        case .string(let name)?:
+            aps["sound"] = .string(RelayRules.soundName(withoutExtension: name))
+        case .object(var sound)?:
+            guard case .string(let name)? = sound["name"] else { return }
+            sound["name"] = .string(RelayRules.soundName(withoutExtension: name))
+            aps["sound"] = .object(sound)
+        default:
+            break
+        }
+    }
+
+    private static func headers(_ given: FieldReader) throws -> [String: String] {
+        var headers: [String: String] = [:]
+        for (name, value) in given.object {
+            let path = given.path(of: name)
+            switch value {
+            case .string(let text): headers[name.lowercased()] = text
+            case .int(let int): headers[name.lowercased()] = String(int)
+            default: throw APIError.invalidField(path, "\(path) must be a string or a whole number.")
+            }
+        }
+        return headers
     }
 }

@@ -126,7 +126,8 @@ public final class WebSocketHub: LocalChannel, Service {
         return waiter != nil
     }
 
-    /// `{"id", "type": "event", "event": {...the stored payload..., "id", "title", "body", "message", "hass_confirm_id"?}}`.
+    /// `{"id", "type": "event", "event": {...the stored payload..., "id", "title", "body", "message", "hass_confirm_id"?}}`;
+    /// a Live Activity push adds `push_type: "liveactivity"` and `live_activity_token` (docs/websocket.md).
     /// The stored payload is the APNs payload, or for an FCM device the FCM message (`notification`, `data`,
     /// `android`); `title` and `body` come from `aps.alert`, the FCM `notification`, or its `data`.
     static func event(for notification: PushNotification, content: JSONObject, subscriber: Subscriber, confirmID: String) -> String {
@@ -138,6 +139,12 @@ public final class WebSocketHub: LocalChannel, Service {
         if let body = alert?["body"] ?? data?["message"] ?? data?["body"] {
             event["body"] = body
             event["message"] = body
+        }
+        if let token = notification.liveActivityToken {
+            // Everything the APNs push carries: its `aps` (event, content-state, attributes, dates, alert) is the
+            // stored payload; the token and the push type say which activity and that it is one.
+            event["push_type"] = .string(PushType.liveactivity.rawValue)
+            event["live_activity_token"] = .string(token)
         }
         if subscriber.supportsConfirm { event["hass_confirm_id"] = .string(confirmID) }
         let message: JSONValue = ["id": .int(subscriber.subscriptionMessageID), "type": "event", "event": .object(event)]

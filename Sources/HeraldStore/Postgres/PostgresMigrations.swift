@@ -140,6 +140,9 @@ enum PostgresMigrations {
                 "DROP INDEX notification_device_updated",
                 "CREATE INDEX notification_device_created ON notification (device_id, created_at)",
             ]),
+        Migration(
+            version: 5, description: "the Live Activity token a notification goes to instead of its device's token",
+            statements: ["ALTER TABLE notification ADD COLUMN live_activity_token text"]),
     ]
 
     /// The version the schema is at once every migration ran.

@@ -119,6 +119,9 @@ enum SQLiteMigrations {
                     CREATE INDEX notification_device_created ON notification(device_id, created_at);
                     """)
         }
+        migrator.registerMigration("v8: the Live Activity token a notification goes to instead of its device's token") { db in
+            try db.execute(sql: "ALTER TABLE notification ADD COLUMN live_activity_token TEXT")
+        }
         return migrator
     }
 }

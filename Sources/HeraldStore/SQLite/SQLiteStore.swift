@@ -253,8 +253,8 @@ public final class SQLiteStore: HeraldStore {
             sql: """
                 INSERT INTO notification (id, device_id, push_type, priority, collapse_id, payload, quota_day, status,
                     attempts, last_error, provider_message_id, created_at, updated_at, next_attempt_at, expires_at,
-                    lease_owner, lease_expires_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    live_activity_token, lease_owner, lease_expires_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
         ).execute(arguments: Self.arguments(notification) + [request.lease?.owner, request.lease?.expiresAt.timeIntervalSince1970])
         return .accepted(counters, usedUpQuota: usedUpQuota)
@@ -523,6 +523,7 @@ public final class SQLiteStore: HeraldStore {
             notification.status.rawValue, notification.attempts, notification.lastError, notification.providerMessageID,
             notification.createdAt.timeIntervalSince1970, notification.updatedAt.timeIntervalSince1970,
             notification.nextAttemptAt.timeIntervalSince1970, notification.expiresAt.timeIntervalSince1970,
+            notification.liveActivityToken,
         ]
     }
 
@@ -534,7 +535,7 @@ public final class SQLiteStore: HeraldStore {
             providerMessageID: row["provider_message_id"], createdAt: Date(timeIntervalSince1970: row["created_at"]),
             updatedAt: Date(timeIntervalSince1970: row["updated_at"]),
             nextAttemptAt: Date(timeIntervalSince1970: row["next_attempt_at"]),
-            expiresAt: Date(timeIntervalSince1970: row["expires_at"]))
+            expiresAt: Date(timeIntervalSince1970: row["expires_at"]), liveActivityToken: row["live_activity_token"])
     }
 
     static func uuid(_ text: String) throws -> UUID {

@@ -189,8 +189,35 @@ extension APNsDoubleCore.State {
             return warnings
         case "alert":
             return visible ? [] : ["alert push without alert, badge or sound"]
+        case "liveactivity":
+            return liveActivityWarnings(aps)
         default:
             return []
         }
+    }
+
+    /// What ActivityKit needs of a Live Activity push's `aps` (reference: live-activities.md): an integer
+    /// `timestamp`, an `event`, a `content-state` object, on start `attributes-type` and `attributes`, a
+    /// `dismissal-date` only on end, numeric dates and relevance. Apple accepts a push that breaks these; the device
+    /// drops it.
+    static func liveActivityWarnings(_ aps: JSONObject) -> [String] {
+        var warnings: [String] = []
+        guard case .int? = aps["timestamp"] else { return ["live activity push without an integer timestamp"] }
+        let event = aps["event"]?.stringValue
+        guard let event, ["start", "update", "end"].contains(event) else {
+            return ["live activity push whose event is not start, update or end"]
+        }
+        if aps["content-state"]?.objectValue == nil, event != "end" { warnings.append("live activity \(event) without a content-state object") }
+        if event == "start" {
+            if aps["attributes-type"]?.stringValue?.isEmpty ?? true { warnings.append("live activity start without attributes-type") }
+            if aps["attributes"]?.objectValue == nil { warnings.append("live activity start without an attributes object") }
+        } else if aps["attributes-type"] != nil || aps["attributes"] != nil {
+            warnings.append("attributes on a live activity \(event)")
+        }
+        if aps["dismissal-date"] != nil, event != "end" { warnings.append("dismissal-date on a live activity \(event)") }
+        for key in ["dismissal-date", "stale-date", "relevance-score"] where aps[key] != nil && aps[key]?.doubleValue == nil {
+            warnings.append("\(key) is not a number")
+        }
+        return warnings
     }
 }
