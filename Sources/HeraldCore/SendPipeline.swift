@@ -7,6 +7,11 @@ public enum SendError: Error, Sendable, Equatable {
     case deviceInactive(reason: String)
     /// The day's quota is used up.
     case quotaExceeded(QuotaStatus)
+    /// An exempt notification (critical alert, command) and the day's cap on those is used up; the status is the
+    /// device's ordinary quota.
+    case exemptQuotaExceeded(QuotaStatus, exemptMaximum: Int)
+    /// The device already has `maximumPending` notifications waiting for delivery.
+    case backlogFull(QuotaStatus, maximumPending: Int)
     /// The payload does not fit the provider's limit even with the body shortened away.
     case payloadTooLarge(minimumBytes: Int, limit: Int)
     /// The provider refused the notification for good on the first attempt.
@@ -40,12 +45,20 @@ public struct SendPipeline: Sendable {
     public struct Configuration: Sendable {
         /// The default daily maximum per device.
         public var dailyLimit: Int
-        /// How long a notification is tried before it expires.
+        /// How long a notification is tried before it expires; also the longest a sender's own expiry may reach.
         public var timeToLive: TimeInterval
+        /// Notifications exempt from the daily limit (critical alerts, commands) that one device may get per UTC day.
+        public var exemptDailyLimit: Int
+        /// Notifications one device may have pending at once; beyond it a send is refused (``SendError/backlogFull``).
+        public var maximumPendingPerDevice: Int
 
-        public init(dailyLimit: Int = 150, timeToLive: TimeInterval = 86_400) {
+        public init(
+            dailyLimit: Int = 150, timeToLive: TimeInterval = 86_400, exemptDailyLimit: Int = 50, maximumPendingPerDevice: Int = 1_000
+        ) {
             self.dailyLimit = dailyLimit
             self.timeToLive = timeToLive
+            self.exemptDailyLimit = exemptDailyLimit
+            self.maximumPendingPerDevice = maximumPendingPerDevice
         }
     }
 
@@ -98,15 +111,24 @@ public struct SendPipeline: Sendable {
         let notification = PushNotification(
             id: .timeOrdered(at: now), deviceID: device.id, pushType: draft.pushType, priority: draft.priority,
             collapseID: draft.collapseID, payload: fitted.data, quotaDay: draft.isExemptFromQuota ? nil : day.description,
-            createdAt: now, expiresAt: draft.expiresAt ?? now.addingTimeInterval(configuration.timeToLive),
+            createdAt: now, expiresAt: Self.expiry(draft.expiresAt, now: now, timeToLive: configuration.timeToLive),
             liveActivityToken: draft.liveActivityToken)
 
-        let quota = QuotaRequest(day: day.description, maximum: draft.isExemptFromQuota ? nil : maximum)
+        let quota = QuotaRequest(
+            day: day.description, maximum: draft.isExemptFromQuota ? nil : maximum,
+            exemptMaximum: draft.isExemptFromQuota ? configuration.exemptDailyLimit : nil,
+            pendingMaximum: configuration.maximumPendingPerDevice)
         let (decision, route) = try await store(notification, quota: quota, for: device)
         let counters: QuotaCounters
         switch decision {
         case .quotaExceeded(let refused):
             throw .quotaExceeded(QuotaStatus(counters: refused, maximum: maximum, resetsAt: day.end))
+        case .exemptQuotaExceeded(let refused):
+            throw .exemptQuotaExceeded(
+                QuotaStatus(counters: refused, maximum: maximum, resetsAt: day.end), exemptMaximum: configuration.exemptDailyLimit)
+        case .backlogFull(let refused):
+            throw .backlogFull(
+                QuotaStatus(counters: refused, maximum: maximum, resetsAt: day.end), maximumPending: configuration.maximumPendingPerDevice)
         case .accepted(let accepted, _):
             counters = accepted
         }
@@ -140,6 +162,13 @@ public struct SendPipeline: Sendable {
         case .expired:
             throw .rejectedByProvider(notificationID: notification.id, reason: report.notification.lastError ?? "expired")
         }
+    }
+
+    /// When a notification expires: the sender's expiry, but never later than the time to live from now (a sender
+    /// could otherwise keep one alive until 2100).
+    static func expiry(_ requested: Date?, now: Date, timeToLive: TimeInterval) -> Date {
+        let latest = now.addingTimeInterval(timeToLive)
+        return min(requested ?? latest, latest)
     }
 
     /// Queues the one notification that tells the device its quota for today is used up (exempt from the quota

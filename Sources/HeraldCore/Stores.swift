@@ -51,11 +51,19 @@ public struct QuotaRequest: Sendable, Equatable {
     public var maximum: Int?
     /// Whether the request counts as an attempt (not for notifications Herald itself sends).
     public var countsAttempt: Bool
+    /// For a notification exempt from the daily maximum (`maximum == nil`: critical alerts, commands): the separate
+    /// daily cap on such notifications; `nil` for none.
+    public var exemptMaximum: Int?
+    /// The most notifications the device may have pending (accepted, not yet delivered, failed or expired); `nil` for
+    /// no bound.
+    public var pendingMaximum: Int?
 
-    public init(day: String, maximum: Int?, countsAttempt: Bool = true) {
+    public init(day: String, maximum: Int?, countsAttempt: Bool = true, exemptMaximum: Int? = nil, pendingMaximum: Int? = nil) {
         self.day = day
         self.maximum = maximum
         self.countsAttempt = countsAttempt
+        self.exemptMaximum = exemptMaximum
+        self.pendingMaximum = pendingMaximum
     }
 }
 
@@ -66,6 +74,10 @@ public enum AcceptDecision: Sendable, Equatable {
     case accepted(QuotaCounters, usedUpQuota: Bool)
     /// Not stored: the day's quota is used up; the counters after the refused attempt was counted.
     case quotaExceeded(QuotaCounters)
+    /// Not stored: an exempt notification, and the day's cap on exempt notifications is used up.
+    case exemptQuotaExceeded(QuotaCounters)
+    /// Not stored: the device already has ``QuotaRequest/pendingMaximum`` notifications pending.
+    case backlogFull(QuotaCounters)
 }
 
 /// Who may deliver a notification, and until when. A worker claims notifications by writing its lease into the

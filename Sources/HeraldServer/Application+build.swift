@@ -72,7 +72,9 @@ public func buildApplication(
     }
     let pipeline = SendPipeline(
         store: store, worker: worker, clock: clock,
-        configuration: .init(dailyLimit: configuration.dailyLimit, timeToLive: configuration.notificationTTL))
+        configuration: .init(
+            dailyLimit: configuration.dailyLimit, timeToLive: configuration.notificationTTL,
+            exemptDailyLimit: configuration.exemptDailyLimit, maximumPendingPerDevice: configuration.maximumPendingPerDevice))
     let link = store.cluster.map { ClusterLink(cluster: $0, hub: hub, worker: worker, logger: logger) }
     let (router, webSocket) = buildRouters(
         store: store, pipeline: pipeline, worker: worker, hub: hub, link: link, clock: clock,

@@ -338,6 +338,8 @@ final class Bench: Sendable {
                 "HERALD_DATABASE_URL": database,
                 // The benchmark sends many notifications to few devices; the quota is still counted as usual.
                 "HERALD_RATE_LIMIT_DAILY": "10000000",
+                // A slow double or a WebSocket scenario can leave more than the default 1,000 pending per device.
+                "HERALD_MAX_PENDING_PER_DEVICE": "10000000",
                 // It registers thousands of devices from one address.
                 "HERALD_REGISTRATIONS_PER_MINUTE": "0",
             ].merging((provider ?? apns).heraldEnvironment) { first, _ in first }

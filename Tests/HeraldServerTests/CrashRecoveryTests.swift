@@ -128,7 +128,7 @@ struct CrashRecoveryTests {
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
         environment.merge([
             "HERALD_HOST": "127.0.0.1", "HERALD_PORT": "0", "HERALD_LOG_LEVEL": "info", "HERALD_DATABASE_URL": path,
-            "HERALD_RATE_LIMIT_DAILY": "1000000", "HERALD_DELIVERY_WAIT_MS": "0",
+            "HERALD_RATE_LIMIT_DAILY": "1000000", "HERALD_DELIVERY_WAIT_MS": "0", "HERALD_MAX_PENDING_PER_DEVICE": "1000000",
         ]) { _, new in new }
         let herald = try await HeraldProcess(environment: environment)
         let port = try await herald.port()

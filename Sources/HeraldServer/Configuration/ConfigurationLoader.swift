@@ -55,6 +55,10 @@ public enum ConfigurationLoader {
         configuration.databaseURL = reader.string("HERALD_DATABASE_URL") ?? configuration.databaseURL
         configuration.databaseMaximumBytes = try reader.integer("HERALD_DATABASE_MAX_BYTES", in: 65_536...Int.max)
         configuration.dailyLimit = try reader.integer("HERALD_RATE_LIMIT_DAILY", in: 1...10_000_000) ?? configuration.dailyLimit
+        configuration.exemptDailyLimit =
+            try reader.integer("HERALD_EXEMPT_DAILY", in: 0...10_000_000) ?? configuration.exemptDailyLimit
+        configuration.maximumPendingPerDevice =
+            try reader.integer("HERALD_MAX_PENDING_PER_DEVICE", in: 1...10_000_000) ?? configuration.maximumPendingPerDevice
         if let level = reader.string("HERALD_LOG_LEVEL") {
             guard let parsed = Logger.Level(rawValue: level.lowercased()) else {
                 throw ConfigurationError(

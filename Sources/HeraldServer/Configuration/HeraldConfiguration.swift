@@ -16,6 +16,10 @@ public struct HeraldConfiguration: Sendable {
     public var databaseMaximumBytes: Int?
     /// Notifications per USER_ID per UTC day.
     public var dailyLimit = 150
+    /// Notifications exempt from ``dailyLimit`` (critical alerts, commands) per USER_ID per UTC day.
+    public var exemptDailyLimit = 50
+    /// Notifications one USER_ID may have pending (not yet delivered) at once; beyond it sends answer 429.
+    public var maximumPendingPerDevice = 1_000
     public var logLevel: Logger.Level = .info
     /// `text` (swift-log's standard lines) or `json` (one object per line).
     public var logFormat = LogFormat.text

@@ -53,6 +53,8 @@ public enum ErrorCode: String, CaseIterable, Sendable {
 
     case deviceMustReregister = "device_must_reregister"
     case rateLimited = "rate_limited"
+    case exemptLimitReached = "exempt_limit_reached"
+    case backlogFull = "backlog_full"
     case payloadTooLarge = "payload_too_large"
     case rejectedByProvider = "rejected_by_provider"
     case storeUnavailable = "store_unavailable"
@@ -86,7 +88,7 @@ public enum ErrorCode: String, CaseIterable, Sendable {
         case .deviceMustReregister: .gone
         case .bodyTooLarge: .contentTooLarge
         case .upgradeRequired: .upgradeRequired
-        case .tooManyAuthFailures, .registrationRateLimited, .rateLimited: .tooManyRequests
+        case .tooManyAuthFailures, .registrationRateLimited, .rateLimited, .exemptLimitReached, .backlogFull: .tooManyRequests
         case .internalError, .homeAssistantInvalidToken, .homeAssistantPayloadTooLarge, .homeAssistantInternalError:
             .internalServerError
         case .rejectedByProvider: .badGateway
@@ -123,7 +125,8 @@ public enum ErrorCode: String, CaseIterable, Sendable {
         case .notSubscribed: "Subscribe with push_notification_channel first."
         case .unknownCommand: "Unknown type; use push_notification_channel or push_notification_confirm."
         case .malformedJSON, .invalidField, .otherHTTPStatus, .malformedHTTP, .requestTimeout, .tooManyAuthFailures,
-            .registrationRateLimited, .tokenNameTaken, .tooManyTokens, .deviceMustReregister, .rateLimited, .payloadTooLarge,
+            .registrationRateLimited, .tokenNameTaken, .tooManyTokens, .deviceMustReregister, .rateLimited, .exemptLimitReached,
+            .backlogFull, .payloadTooLarge,
             .rejectedByProvider, .homeAssistantInvalidToken, .homeAssistantPayloadTooLarge, .homeAssistantInternalError:
             nil
         }

@@ -74,6 +74,11 @@ struct HomeAssistantController<Context: RemoteAddressRequestContext>: Sendable {
             apiError.message = "The given target has reached the maximum number of notifications allowed per day (\(quota.maximum)). Please try again later."
             apiError.extra = ["errorType": "RateLimited", "target": .string(target), "rateLimits": SendAnswers.rateLimits(quota)]
             return apiError
+        case .exemptQuotaExceeded(let quota, _), .backlogFull(let quota, _):
+            // Answered as the relay answers its limit: Home Assistant logs the message and reads `rateLimits`.
+            var apiError = SendAnswers.apiError(error, now: now)
+            apiError.extra = ["errorType": "RateLimited", "target": .string(target), "rateLimits": SendAnswers.rateLimits(quota)]
+            return apiError
         case .deviceInactive(let reason), .deadTokenDetected(_, let reason):
             return Self.internalError(
                 .homeAssistantInvalidToken,

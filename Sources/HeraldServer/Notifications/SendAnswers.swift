@@ -72,6 +72,9 @@ enum SendAnswers {
         max(0, Int(quota.resetsAt.timeIntervalSince(now).rounded(.up)))
     }
 
+    /// Seconds a sender refused for a full backlog is asked to wait.
+    static let backlogRetryAfter = 60
+
     /// The APIError (default shape) for a refused send.
     static func apiError(_ error: SendError, now: Date) -> APIError {
         switch error {
@@ -87,6 +90,20 @@ enum SendAnswers {
             return APIError(
                 .rateLimited,
                 message: "This USER_ID has used its \(quota.maximum) notifications for today; the limit resets at \(quota.resetsAt.iso8601WithMilliseconds).",
+                extra: ["rateLimits": rateLimits(quota)], headers: headers)
+        case .exemptQuotaExceeded(let quota, let exemptMaximum):
+            var headers = Self.headers(quota, now: now)
+            headers[.retryAfter] = "\(secondsUntilReset(quota, now: now))"
+            return APIError(
+                .exemptLimitReached,
+                message: "This USER_ID has had its \(exemptMaximum) critical alerts and commands for today (they have a daily limit of their own); it resets at \(quota.resetsAt.iso8601WithMilliseconds).",
+                extra: ["rateLimits": rateLimits(quota)], headers: headers)
+        case .backlogFull(let quota, let maximumPending):
+            var headers = Self.headers(quota, now: now)
+            headers[.retryAfter] = "\(backlogRetryAfter)"
+            return APIError(
+                .backlogFull,
+                message: "This USER_ID already has \(maximumPending) notifications waiting for delivery; try again once its device has taken some.",
                 extra: ["rateLimits": rateLimits(quota)], headers: headers)
         case .payloadTooLarge(let minimum, let limit):
             return APIError(

@@ -8,6 +8,8 @@ public actor InMemoryStore: HeraldStore {
     private var notifications: [PushNotification.ID: PushNotification] = [:]
     private var counters: [CounterKey: QuotaCounters] = [:]
     private var limitAnnounced: Set<CounterKey> = []
+    /// Notifications exempt from the quota, per device and day (their own cap: ``QuotaRequest/exemptMaximum``).
+    private var exempt: [CounterKey: Int] = [:]
     private var leases: [PushNotification.ID: Lease] = [:]
     private var parked: Set<PushNotification.ID> = []
     /// API tokens (see InMemoryStore+APITokens.swift); those of deleted devices are ignored and purged lazily.
@@ -77,6 +79,19 @@ public actor InMemoryStore: HeraldStore {
         var current = counters[key] ?? QuotaCounters()
         if request.quota.countsAttempt { current.attempts += 1 }
         var usedUpQuota = false
+        if let pendingMaximum = request.quota.pendingMaximum,
+            notifications.values.lazy.filter({ $0.deviceID == notification.deviceID && $0.status == .pending }).count >= pendingMaximum
+        {
+            counters[key] = current
+            return .backlogFull(current)
+        }
+        if request.quota.maximum == nil, let exemptMaximum = request.quota.exemptMaximum {
+            guard exempt[key, default: 0] < exemptMaximum else {
+                counters[key] = current
+                return .exemptQuotaExceeded(current)
+            }
+            exempt[key, default: 0] += 1
+        }
         if let maximum = request.quota.maximum {
             if current.successful >= maximum {
                 counters[key] = current

@@ -143,6 +143,9 @@ enum PostgresMigrations {
         Migration(
             version: 5, description: "the Live Activity token a notification goes to instead of its device's token",
             statements: ["ALTER TABLE notification ADD COLUMN live_activity_token text"]),
+        Migration(
+            version: 6, description: "a daily count of notifications exempt from the quota",
+            statements: ["ALTER TABLE quota_counter ADD COLUMN exempt bigint NOT NULL DEFAULT 0"]),
     ]
 
     /// The version the schema is at once every migration ran.

@@ -60,6 +60,9 @@ extension PostgresStore {
         guard let counted = counted.first else { throw StoreError.notFound("quota counter") }
         var counters = try Self.counters(counted)
         var usedUpQuota = false
+        if let refused = try await refusal(by: quota, counters: counters, deviceID: notification.deviceID, connection) {
+            return refused
+        }
         if let maximum = quota.maximum {
             if counters.successful >= maximum { return .quotaExceeded(counters) }
             let updated = try await execute(
@@ -83,6 +86,34 @@ extension PostgresStore {
                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
                     """, binds: bindings), on: connection)
         return .accepted(counters, usedUpQuota: usedUpQuota)
+    }
+
+    /// The limits an accept meets before its quota: the device's pending backlog (a full one refuses the
+    /// notification), and for an exempt notification the day's cap on exempt ones (counted here when there is room).
+    /// `nil` when the notification may be stored. Runs while the accept holds the device's counter row, so concurrent
+    /// accepts for one device see each other's notifications.
+    private func refusal(
+        by quota: QuotaRequest, counters: QuotaCounters, deviceID: UUID, _ connection: PostgresConnection
+    ) async throws -> AcceptDecision? {
+        if let pendingMaximum = quota.pendingMaximum {
+            let rows = try await execute(
+                """
+                SELECT count(*) FROM (SELECT 1 FROM notification WHERE device_id = \(deviceID) AND status = 'pending'
+                    LIMIT \(pendingMaximum)) AS pending
+                """, on: connection)
+            let pending = try rows.first.map { try $0.decode(Int.self) } ?? 0
+            if pending >= pendingMaximum { return .backlogFull(counters) }
+        }
+        if quota.maximum == nil, let exemptMaximum = quota.exemptMaximum {
+            let counted = try await execute(
+                """
+                UPDATE quota_counter SET exempt = exempt + 1
+                WHERE device_id = \(deviceID) AND day = \(quota.day) AND exempt < \(exemptMaximum)
+                RETURNING exempt
+                """, on: connection)
+            if counted.isEmpty { return .exemptQuotaExceeded(counters) }
+        }
+        return nil
     }
 
     /// Saves one outcome if `owner` still holds its lease; returns the devices a dead token deactivated.

@@ -122,6 +122,9 @@ enum SQLiteMigrations {
         migrator.registerMigration("v8: the Live Activity token a notification goes to instead of its device's token") { db in
             try db.execute(sql: "ALTER TABLE notification ADD COLUMN live_activity_token TEXT")
         }
+        migrator.registerMigration("v9: a daily count of notifications exempt from the quota") { db in
+            try db.execute(sql: "ALTER TABLE quota_counter ADD COLUMN exempt INTEGER NOT NULL DEFAULT 0")
+        }
         return migrator
     }
 }

@@ -233,6 +233,7 @@ public final class SQLiteStore: HeraldStore {
         else { throw StoreError.notFound("quota counter") }
         var counters = counted.counters
         var usedUpQuota = false
+        if let refused = try refusal(by: quota, counters: counters, deviceID: deviceID, db) { return refused }
         if let maximum = quota.maximum {
             if counters.successful >= maximum { return .quotaExceeded(counters) }
             guard
