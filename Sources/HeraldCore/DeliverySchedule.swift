@@ -45,10 +45,10 @@ struct DeliverySchedule {
     mutating func markStoreHasMore() { storeHasMore = true }
 
     /// Removes and returns up to `limit` entries due at `now`, earliest first.
-    mutating func popDue(at now: Date, limit: Int) -> [PushNotification.ID] {
-        var due: [PushNotification.ID] = []
+    mutating func popDue(at now: Date, limit: Int) -> [ScheduledAttempt] {
+        var due: [ScheduledAttempt] = []
         while due.count < limit, let first = heap.first, first.dueAt <= now {
-            due.append(first.id)
+            due.append(first)
             members.remove(first.id)
             let last = heap.removeLast()
             if !heap.isEmpty {

@@ -94,43 +94,62 @@ public final class DeliveryWorker: Service, Sendable {
 
         /// Slots that wait for work all the time; the rest of `maximumConcurrentDeliveries` are started on demand.
         var residentSlots: Int { min(maximumConcurrentDeliveries, 64) }
+
+        /// Places in the ready queue one device's fresh notifications may take (the rest go to the timer queue).
+        var readyPerDevice: Int { max(1, readyLimit / 64) }
+
+        /// Due attempts taken from the timer queue and waiting to be claimed in turn per device, at most.
+        var dueQueueCapacity: Int { max(readyLimit, 512) }
+
+        /// A connected device's backlog is claimed this many at a time, the next page once all of these were
+        /// delivered (below the WebSocket channel's queue of 64 unwritten events per socket).
+        var backlogPageSize: Int { 32 }
     }
 
     /// A claimed notification waiting for a slot, with its device when the caller already had it.
-    private struct Work: Sendable {
+    struct Work: Sendable {
         var notification: PushNotification
         var device: Device?
+        /// Set when the attempt goes on after the local channel answered: whether a client confirmed it.
+        var confirmedLocally: Bool?
+        /// Claimed as part of a connected device's backlog (``deliverPending(of:)``): its end lets the next page in.
+        var isBacklog = false
     }
 
-    private struct Waiter {
+    /// How an attempt ended in its slot.
+    private enum SlotResult {
+        /// The attempt is over (its report, or `nil` when its outcome could not be saved).
+        case finished(AttemptReport?)
+        /// A client has it and its confirmation is awaited outside the slot; the attempt goes on when it comes.
+        case awaitingConfirmation
+    }
+
+    fileprivate struct Waiter {
         var continuation: CheckedContinuation<AttemptReport?, Never>
         var deadline: ContinuousClock.Instant
     }
 
-    private struct State {
-        var ready: [Work] = []
-        var readyStart = 0
+    struct State {
+        /// Claimed work waiting for a slot, taken in turn per device.
+        var ready = FairReadyQueue<Work>()
+        /// Due attempts not claimed yet, claimed in turn per device.
+        var due = FairReadyQueue<PushNotification.ID>()
         var idleSlots: [CheckedContinuation<Work?, Never>] = []
         /// Slots started on demand and not ended yet (the resident ones are always there).
         var slotsOnDemand = 0
+        /// Slots on demand counted in ``slotsOnDemand`` but not requested yet (requested outside the lock).
+        var slotsToStart = 0
         /// Claimed by this instance: waiting for a slot or in flight.
         var held: Set<PushNotification.ID> = []
         var schedule: DeliverySchedule
-        var waiters: [PushNotification.ID: Waiter] = [:]
+        fileprivate var waiters: [PushNotification.ID: Waiter] = [:]
         var isStopping = false
+        /// Devices whose backlog is being delivered page by page: the page's items not finished yet.
+        var backlogs = BacklogPages()
 
-        var readyCount: Int { ready.count - readyStart }
+        var readyCount: Int { ready.count }
 
-        mutating func popReady() -> Work? {
-            guard readyStart < ready.count else { return nil }
-            let work = ready[readyStart]
-            readyStart += 1
-            if readyStart > 1_024, readyStart * 2 > ready.count {
-                ready.removeFirst(readyStart)
-                readyStart = 0
-            }
-            return work
-        }
+        mutating func popReady() -> Work? { ready.popFirst() }
     }
 
     /// The outbox writer shared with the send pipeline.
@@ -138,15 +157,15 @@ public final class DeliveryWorker: Service, Sendable {
     /// This instance's name in the store's leases.
     public let instanceID: String
 
-    private let store: any HeraldStore
+    let store: any HeraldStore
     private let providers: [Platform: any PushProvider]
     private let localChannel: (any LocalChannel)?
     private let cluster: (any Cluster)?
-    private let clock: any WallClock
-    private let configuration: Configuration
-    private let logger: Logger
+    let clock: any WallClock
+    let configuration: Configuration
+    let logger: Logger
     private let metrics: DeliveryMetrics
-    private let state: Mutex<State>
+    let state: Mutex<State>
     private let wakeups: AsyncStream<Void>
     private let wakeupSink: AsyncStream<Void>.Continuation
     /// One element per slot to start on demand (read by ``run()``, which owns the slots' task group).
@@ -199,8 +218,12 @@ public final class DeliveryWorker: Service, Sendable {
 
     /// A lease for a notification about to be accepted, or `nil` when delivery is saturated (the notification is then
     /// stored unleased and scheduled: see ``scheduleUnleased(_:)``).
-    public func leaseForFreshNotification() -> Lease? {
-        let hasRoom = state.withLock { !$0.isStopping && $0.readyCount < configuration.readyLimit }
+    /// One device gets at most ``Configuration/readyPerDevice`` places in the ready queue this way: the rest of its
+    /// notifications wait their turn in the timer queue, so other devices' fresh notifications still find room.
+    public func leaseForFreshNotification(for deviceID: Device.ID) -> Lease? {
+        let hasRoom = state.withLock {
+            !$0.isStopping && $0.readyCount < configuration.readyLimit && $0.ready.count(for: deviceID) < configuration.readyPerDevice
+        }
         return hasRoom ? Lease(owner: instanceID, expiresAt: clock.now().addingTimeInterval(configuration.leaseDuration)) : nil
     }
 
@@ -230,22 +253,10 @@ public final class DeliveryWorker: Service, Sendable {
 
     /// A notification accepted without a lease (delivery was saturated): it waits in the timer queue, due now.
     public func scheduleUnleased(_ notification: PushNotification) {
-        state.withLock { $0.schedule.insert(ScheduledAttempt(id: notification.id, dueAt: notification.nextAttemptAt)) }
-        wakeupSink.yield()
-    }
-
-    /// Claims and starts every pending notification of a device, due or not: a client of it just connected, or it
-    /// registered again.
-    public func deliverPending(of deviceID: Device.ID) async {
-        do {
-            let now = clock.now()
-            let claimed = try await store.claimPending(
-                deviceID: deviceID, lease: Lease(owner: instanceID, expiresAt: now.addingTimeInterval(configuration.leaseDuration)),
-                at: now, limit: 1_000)
-            enqueue(claimed.map { Work(notification: $0, device: nil) })
-        } catch {
-            logger.error("Claiming the pending notifications of a device failed", metadata: ["error": "\(error)"])
+        state.withLock {
+            $0.schedule.insert(ScheduledAttempt(id: notification.id, dueAt: notification.nextAttemptAt, deviceID: notification.deviceID))
         }
+        wakeupSink.yield()
     }
 
     /// Reads the outbox at the next wake-up instead of at the next periodic refill (another instance gave its leases
@@ -318,27 +329,47 @@ public final class DeliveryWorker: Service, Sendable {
 
     // MARK: Slots
 
-    private func enqueue(_ work: [Work]) {
+    /// Queues claimed work for the slots (work this instance holds already is skipped). `whileQueuing` runs under the
+    /// same lock with the number queued, before any slot can take them.
+    func enqueue(_ work: [Work], whileQueuing: (inout State, Int) -> Void = { _, _ in }) {
         guard !work.isEmpty else { return }
+        let handOff = state.withLock { state -> [(CheckedContinuation<Work?, Never>, Work)] in
+            let fresh = work.filter { state.held.insert($0.notification.id).inserted }
+            whileQueuing(&state, fresh.count)
+            return queue(fresh, in: &state)
+        }
+        startSlots(handOff)
+    }
+
+    /// Queues the rest of an attempt whose notification this instance still holds (its confirmation came, or its
+    /// time is up).
+    private func resume(_ work: Work) {
+        startSlots(state.withLock { queue([work], in: &$0) })
+    }
+
+    /// Hands work to idle slots, queues the rest and asks for slots on demand; returns the hand-offs to make.
+    private func queue(_ work: [Work], in state: inout State) -> [(CheckedContinuation<Work?, Never>, Work)] {
         var handOff: [(CheckedContinuation<Work?, Never>, Work)] = []
-        let slotsToStart = state.withLock { state -> Int in
-            var slotsToStart = 0
-            for item in work where state.held.insert(item.notification.id).inserted {
-                if let slot = state.idleSlots.popLast() {
-                    handOff.append((slot, item))
-                } else {
-                    state.ready.append(item)
-                    if !state.isStopping,
-                        configuration.residentSlots + state.slotsOnDemand < configuration.maximumConcurrentDeliveries
-                    {
-                        state.slotsOnDemand += 1
-                        slotsToStart += 1
-                    }
+        for item in work {
+            if let slot = state.idleSlots.popLast() {
+                handOff.append((slot, item))
+            } else {
+                state.ready.append(item, device: item.notification.deviceID)
+                if !state.isStopping, configuration.residentSlots + state.slotsOnDemand < configuration.maximumConcurrentDeliveries {
+                    state.slotsOnDemand += 1
+                    state.slotsToStart += 1
                 }
             }
-            return slotsToStart
         }
+        return handOff
+    }
+
+    private func startSlots(_ handOff: [(CheckedContinuation<Work?, Never>, Work)]) {
         for (slot, item) in handOff { slot.resume(returning: item) }
+        let slotsToStart = state.withLock { state in
+            defer { state.slotsToStart = 0 }
+            return state.slotsToStart
+        }
         for _ in 0..<slotsToStart {
             if case .terminated = slotRequestSink.yield() {
                 state.withLock { $0.slotsOnDemand -= 1 }  // stopping: nothing starts it, and nothing is left to take
@@ -366,15 +397,22 @@ public final class DeliveryWorker: Service, Sendable {
 
     private func runSlot(isResident: Bool) async {
         while let work = await nextWork(isResident: isResident) {
-            let report = await attempt(work)
-            let waiter = state.withLock { state in
+            guard case .finished(let report) = await attempt(work) else { continue }  // the slot is free meanwhile
+            let (waiter, nextPage) = state.withLock { state in
                 state.held.remove(work.notification.id)
                 if let report, report.notification.status == .pending {
-                    state.schedule.insert(ScheduledAttempt(id: report.notification.id, dueAt: report.notification.nextAttemptAt))
+                    state.schedule.insert(
+                        ScheduledAttempt(
+                            id: report.notification.id, dueAt: report.notification.nextAttemptAt,
+                            deviceID: report.notification.deviceID))
                 }
-                return state.waiters.removeValue(forKey: work.notification.id)
+                let nextPage =
+                    work.isBacklog
+                    && state.backlogs.finished(work.notification.deviceID, delivered: report?.notification.status == .delivered)
+                return (state.waiters.removeValue(forKey: work.notification.id), nextPage)
             }
             waiter?.continuation.resume(returning: report)
+            if nextPage { Task { await self.deliverPending(of: work.notification.deviceID) } }
         }
     }
 
@@ -418,6 +456,7 @@ public final class DeliveryWorker: Service, Sendable {
                 await refillSchedule(now: now)
             }
             await claimDue(now: now)
+            resumeBacklogsWaitingForRoom()
         }
     }
 
@@ -448,10 +487,18 @@ public final class DeliveryWorker: Service, Sendable {
         // bit; a millisecond of slack makes "due now" mean the same in the timer queue and in the store's claim.
         let now = current.addingTimeInterval(0.001)
         while true {
+            // What is due moves from the timer queue (time order) to the due queue, from which it is claimed in turn
+            // per device: one device's thousands of retries do not make another's notification wait behind them.
             let due = state.withLock { state -> [PushNotification.ID] in
                 let room = configuration.readyLimit - state.readyCount
                 guard room > 0, !state.isStopping else { return [] }
-                return state.schedule.popDue(at: now, limit: min(room, 512))
+                let refill = configuration.dueQueueCapacity - state.due.count
+                if refill > 0 {
+                    for attempt in state.schedule.popDue(at: now, limit: refill) { state.due.append(attempt.id, device: attempt.deviceID) }
+                }
+                var ids: [PushNotification.ID] = []
+                while ids.count < min(room, 512), let id = state.due.popFirst() { ids.append(id) }
+                return ids
             }
             guard !due.isEmpty else { return }
             do {
@@ -471,7 +518,7 @@ public final class DeliveryWorker: Service, Sendable {
 
     /// One delivery attempt: decides, delivers, saves the outcome (group commit). `nil` when the outcome could not be
     /// saved (the lease then expires and the notification is tried again).
-    private func attempt(_ work: Work) async -> AttemptReport? {
+    private func attempt(_ work: Work) async -> SlotResult {
         var notification = work.notification
         let now = clock.now()
         var outcome: DeliveryOutcome
@@ -480,13 +527,18 @@ public final class DeliveryWorker: Service, Sendable {
         do {
             let device: Device?
             if let known = work.device { device = known } else { device = try await store.device(id: notification.deviceID) }
-            if notification.expiresAt <= now {
+            if work.confirmedLocally == true {
+                // A client has it, whatever the time now.
+                provider = Platform.websocket.rawValue
+                (outcome, verdict) = Self.deliveredLocally(notification)
+            } else if notification.expiresAt <= now {
                 notification.status = .expired
                 notification.lastError = "Expired before it could be delivered"
                 outcome = DeliveryOutcome(notification: notification, releasesQuota: true)
                 verdict = .expired
             } else if let device, device.isActive {
-                (outcome, verdict) = await deliver(notification, to: device, provider: &provider)
+                guard let delivery = await deliver(work, to: device, provider: &provider) else { return .awaitingConfirmation }
+                (outcome, verdict) = delivery
             } else {
                 let reason = device.map { "The device must register again: \($0.inactiveReason ?? "it has no push token")" }
                     ?? "The device was removed"
@@ -523,26 +575,44 @@ public final class DeliveryWorker: Service, Sendable {
             logger.error(
                 "Saving a delivery outcome failed; the notification is tried again when its lease expires",
                 metadata: ["notification": "\(notification.id)", "error": "\(error)"])
-            return nil
+            return .finished(nil)
         }
-        return AttemptReport(notification: outcome.notification, verdict: verdict)
+        return .finished(AttemptReport(notification: outcome.notification, verdict: verdict))
+    }
+
+    private static func deliveredLocally(_ original: PushNotification) -> (DeliveryOutcome, AttemptVerdict) {
+        var notification = original
+        notification.attempts += 1
+        notification.status = .delivered
+        notification.providerMessageID = nil
+        notification.lastError = nil
+        return (DeliveryOutcome(notification: notification), .delivered)
     }
 
     /// Order: an open local connection first (the WebSocket channel), then one on another instance (which is handed
     /// the notification), then the device's cloud provider. `provider` is set to the channel that made the attempt.
+    /// `nil` when a client has the notification and its confirmation is awaited: the attempt goes on (``resume(_:)``)
+    /// when the channel calls back, without holding a slot meanwhile.
     private func deliver(
-        _ original: PushNotification, to device: Device, provider channel: inout String
-    ) async -> (DeliveryOutcome, AttemptVerdict) {
-        var notification = original
+        _ work: Work, to device: Device, provider channel: inout String
+    ) async -> (DeliveryOutcome, AttemptVerdict)? {
+        var notification = work.notification
         let now = clock.now()
-        let isConnected = localChannel?.isConnected(device.id) == true
+        // After an unconfirmed offer the client counts as connected (it was), whatever it did since.
+        let isConnected = work.confirmedLocally == false || localChannel?.isConnected(device.id) == true
         if isConnected { channel = Platform.websocket.rawValue }
-        if isConnected, let localChannel, await localChannel.deliver(notification, to: device) {
-            notification.attempts += 1
-            notification.status = .delivered
-            notification.providerMessageID = nil
-            notification.lastError = nil
-            return (DeliveryOutcome(notification: notification), .delivered)
+        if work.confirmedLocally == nil, isConnected, let localChannel {
+            let offered = localChannel.offer(notification, to: device) { [self] confirmed in
+                var next = work
+                next.device = device
+                next.confirmedLocally = confirmed
+                resume(next)
+            }
+            switch offered {
+            case .delivered: return Self.deliveredLocally(notification)
+            case .awaitingConfirmation: return nil
+            case .notTaken: break
+            }
         }
         if !isConnected, let instance = cluster?.instance(connectedTo: device.id, besides: instanceID) {
             // Still pending, lease given back: that instance claims it (and falls back to the provider itself if its

@@ -231,7 +231,7 @@ public struct SendPipeline: Sendable {
         _ notification: PushNotification, quota: QuotaRequest, for device: Device, startingDelivery: Bool = false
     ) async throws(SendError) -> (AcceptDecision, Route) {
         let canDeliver = worker.canDeliver(to: device)
-        let lease = canDeliver ? worker.leaseForFreshNotification() : nil
+        let lease = canDeliver ? worker.leaseForFreshNotification(for: device.id) : nil
         let decision: AcceptDecision
         do {
             decision = try await worker.outbox.accept(AcceptRequest(notification: notification, quota: quota, lease: lease))

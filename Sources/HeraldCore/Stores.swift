@@ -149,10 +149,13 @@ public struct WriteBatch: Sendable, Equatable {
 public struct ScheduledAttempt: Sendable, Equatable {
     public var id: PushNotification.ID
     public var dueAt: Date
+    /// Its device: due attempts are claimed in turn per device (``FairReadyQueue``).
+    public var deviceID: Device.ID
 
-    public init(id: PushNotification.ID, dueAt: Date) {
+    public init(id: PushNotification.ID, dueAt: Date, deviceID: Device.ID) {
         self.id = id
         self.dueAt = dueAt
+        self.deviceID = deviceID
     }
 }
 

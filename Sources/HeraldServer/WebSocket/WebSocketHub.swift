@@ -1,4 +1,5 @@
 import CoreMetrics
+import DequeModule
 import Foundation
 import HeraldCore
 import Logging
@@ -24,10 +25,20 @@ public final class WebSocketHub: LocalChannel, Service {
         let socket: any SubscribedSocket
     }
 
+    /// A notification a confirming client has, waiting for its confirmation.
+    private struct AwaitedConfirmation {
+        var deviceID: Device.ID
+        var confirmed: @Sendable (Bool) -> Void
+    }
+
     private struct State {
         var subscribers: [Device.ID: [UUID: Subscriber]] = [:]
-        /// Confirmation id → the device it was sent to and the delivery waiting for it.
-        var awaitingConfirmation: [String: (deviceID: Device.ID, waiter: CheckedContinuation<Bool, Never>)] = [:]
+        /// Confirmation id → the device it was sent to and who is told the outcome.
+        var awaitingConfirmation: [String: AwaitedConfirmation] = [:]
+        /// Every confirmation's deadline, in the order they were offered (one timeout for all: also deadline order).
+        var deadlines: Deque<(at: ContinuousClock.Instant, confirmID: String)> = []
+        /// Whether the task that expires unanswered confirmations runs (it ends when nothing is awaited).
+        var isExpiring = false
         var isShuttingDown = false
     }
 
@@ -68,14 +79,15 @@ public final class WebSocketHub: LocalChannel, Service {
 
     /// A client confirms a notification; false when no delivery waits for this id from this device.
     func confirm(_ confirmID: String, deviceID: Device.ID) -> Bool {
-        let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+        let awaited = state.withLock { state -> AwaitedConfirmation? in
             guard let entry = state.awaitingConfirmation[confirmID], entry.deviceID == deviceID else { return nil }
             state.awaitingConfirmation[confirmID] = nil
-            return entry.waiter
+            return entry
         }
-        waiter?.resume(returning: true)
-        if waiter != nil { confirmations.record(confirmed: true) }
-        return waiter != nil
+        guard let awaited else { return false }
+        awaited.confirmed(true)
+        confirmations.record(confirmed: true)
+        return true
     }
 
     /// How many sockets are subscribed (for tests and benchmarks).
@@ -87,43 +99,68 @@ public final class WebSocketHub: LocalChannel, Service {
         state.withLock { $0.subscribers[deviceID]?.isEmpty == false }
     }
 
-    public func deliver(_ notification: PushNotification, to device: Device) async -> Bool {
+    public func offer(
+        _ notification: PushNotification, to device: Device, confirmed: @escaping @Sendable (Bool) -> Void
+    ) -> LocalOffer {
         let subscribers = state.withLock { Array(($0.subscribers[device.id] ?? [:]).values) }
-        guard !subscribers.isEmpty, let content = try? JSONValue.decode(notification.payload).objectValue else { return false }
+        guard !subscribers.isEmpty, let content = try? JSONValue.decode(notification.payload).objectValue else { return .notTaken }
         let confirmID = UUID.random().lowercasedText.replacingOccurrences(of: "-", with: "")
         let confirming = subscribers.filter(\.supportsConfirm)
-
-        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            if !confirming.isEmpty {
-                state.withLock { $0.awaitingConfirmation[confirmID] = (device.id, continuation) }
+        if !confirming.isEmpty {
+            // Registered before any client can see the event, so that a quick confirmation finds it.
+            let startsExpiring = state.withLock { state -> Bool in
+                state.awaitingConfirmation[confirmID] = AwaitedConfirmation(deviceID: device.id, confirmed: confirmed)
+                state.deadlines.append((ContinuousClock.now.advanced(by: confirmTimeout), confirmID))
+                defer { state.isExpiring = true }
+                return !state.isExpiring
             }
-            var handedToNonConfirming = false
-            var queuedForConfirming = false
-            for subscriber in subscribers {
-                let event = Self.event(for: notification, content: content, subscriber: subscriber, confirmID: confirmID)
-                if subscriber.socket.offer(event: event, limit: Self.sendQueueLimit) {
-                    if subscriber.supportsConfirm { queuedForConfirming = true } else { handedToNonConfirming = true }
-                }
-            }
-            if confirming.isEmpty || handedToNonConfirming || !queuedForConfirming {
-                // Nothing to wait for: delivered if a non-confirming client took it.
-                if !confirming.isEmpty { resolve(confirmID, with: handedToNonConfirming) } else { continuation.resume(returning: handedToNonConfirming) }
-                return
-            }
-            let timeout = confirmTimeout
-            Task { [weak self] in
-                try? await Task.sleep(for: timeout)
-                if self?.resolve(confirmID, with: false) == true { self?.confirmations.record(confirmed: false) }
+            if startsExpiring { Task { await self.expireConfirmations() } }
+        }
+        var handedToNonConfirming = false
+        var queuedForConfirming = false
+        for subscriber in subscribers {
+            let event = Self.event(for: notification, content: content, subscriber: subscriber, confirmID: confirmID)
+            if subscriber.socket.offer(event: event, limit: Self.sendQueueLimit) {
+                if subscriber.supportsConfirm { queuedForConfirming = true } else { handedToNonConfirming = true }
             }
         }
+        if confirming.isEmpty { return handedToNonConfirming ? .delivered : .notTaken }
+        if handedToNonConfirming || !queuedForConfirming {
+            // Nothing to wait for: delivered if a client that does not confirm took it. Unless a confirmation came in
+            // meanwhile and already answered.
+            let stillAwaited = state.withLock { $0.awaitingConfirmation.removeValue(forKey: confirmID) != nil }
+            guard stillAwaited else { return .awaitingConfirmation }
+            return handedToNonConfirming ? .delivered : .notTaken
+        }
+        return .awaitingConfirmation
     }
 
-    /// Answers the delivery waiting for `confirmID`, if one still does; returns whether one did.
-    @discardableResult
-    private func resolve(_ confirmID: String, with delivered: Bool) -> Bool {
-        let waiter = state.withLock { $0.awaitingConfirmation.removeValue(forKey: confirmID)?.waiter }
-        waiter?.resume(returning: delivered)
-        return waiter != nil
+    /// Answers `false` for every confirmation whose time is up, until none is awaited: one task for all of them
+    /// (started by the first offer that waits), checking a few times per timeout.
+    private func expireConfirmations() async {
+        let interval = min(confirmTimeout / 4, .milliseconds(100))
+        while true {
+            try? await Task.sleep(for: interval)
+            let now = ContinuousClock.now
+            let (expired, done) = state.withLock { state -> ([AwaitedConfirmation], Bool) in
+                var expired: [AwaitedConfirmation] = []
+                while let first = state.deadlines.first, first.at <= now {
+                    state.deadlines.removeFirst()
+                    if let awaited = state.awaitingConfirmation.removeValue(forKey: first.confirmID) { expired.append(awaited) }
+                }
+                if state.awaitingConfirmation.isEmpty {
+                    state.deadlines.removeAll()
+                    state.isExpiring = false
+                    return (expired, true)
+                }
+                return (expired, false)
+            }
+            for awaited in expired {
+                awaited.confirmed(false)
+                confirmations.record(confirmed: false)
+            }
+            if done { return }
+        }
     }
 
     /// `{"id", "type": "event", "event": {...the stored payload..., "id", "title", "body", "message", "hass_confirm_id"?}}`;
@@ -159,12 +196,12 @@ public final class WebSocketHub: LocalChannel, Service {
         let (subscribers, waiters) = state.withLock { state in
             state.isShuttingDown = true
             let subscribers = state.subscribers.values.flatMap(\.values)
-            let waiters = state.awaitingConfirmation.values.map(\.waiter)
+            let waiters = state.awaitingConfirmation.values.map(\.confirmed)
             state.subscribers = [:]
             state.awaitingConfirmation = [:]
             return (subscribers, waiters)
         }
-        for waiter in waiters { waiter.resume(returning: false) }
+        for waiter in waiters { waiter(false) }
         for subscriber in subscribers {
             await subscriber.socket.close(.goingAway, reason: "Herald is shutting down")
         }

@@ -155,7 +155,7 @@ public actor InMemoryStore: HeraldStore {
     public func scheduledAttempts(at now: Date, limit: Int) async throws -> [ScheduledAttempt] {
         let waiting = notifications.values.filter { isClaimable($0, at: now) }
             .sorted { ($0.nextAttemptAt, $0.createdAt, $0.id.uuidString) < ($1.nextAttemptAt, $1.createdAt, $1.id.uuidString) }
-        return waiting.prefix(limit).map { ScheduledAttempt(id: $0.id, dueAt: $0.nextAttemptAt) }
+        return waiting.prefix(limit).map { ScheduledAttempt(id: $0.id, dueAt: $0.nextAttemptAt, deviceID: $0.deviceID) }
     }
 
     public func renewLeases(owner: String, until expiry: Date) async throws {

@@ -181,13 +181,13 @@ extension PostgresStore {
     public func scheduledAttempts(at now: Date, limit: Int) async throws -> [ScheduledAttempt] {
         try await read(
             """
-            SELECT id, next_attempt_at FROM notification
+            SELECT id, next_attempt_at, device_id FROM notification
             WHERE status = 'pending' AND (lease_owner IS NULL OR lease_expires_at <= \(now.timeIntervalSince1970))
             ORDER BY next_attempt_at LIMIT \(limit)
             """
         ).map { row in
-            let (id, dueAt) = try row.decode((UUID, Double).self)
-            return ScheduledAttempt(id: id, dueAt: Date(timeIntervalSince1970: dueAt))
+            let (id, dueAt, deviceID) = try row.decode((UUID, Double, UUID).self)
+            return ScheduledAttempt(id: id, dueAt: Date(timeIntervalSince1970: dueAt), deviceID: deviceID)
         }
     }
 

@@ -339,13 +339,15 @@ public final class SQLiteStore: HeraldStore {
             try Row.fetchAll(
                 db.cachedStatement(
                     sql: """
-                        SELECT id, next_attempt_at FROM notification
+                        SELECT id, next_attempt_at, device_id FROM notification
                         WHERE status = 'pending' AND (lease_owner IS NULL OR lease_expires_at <= ?)
                         ORDER BY next_attempt_at LIMIT ?
                         """),
                 arguments: [now.timeIntervalSince1970, limit]
             ).map { row in
-                ScheduledAttempt(id: try Self.uuid(row["id"]), dueAt: Date(timeIntervalSince1970: row["next_attempt_at"]))
+                ScheduledAttempt(
+                    id: try Self.uuid(row["id"]), dueAt: Date(timeIntervalSince1970: row["next_attempt_at"]),
+                    deviceID: try Self.uuid(row["device_id"]))
             }
         }
     }

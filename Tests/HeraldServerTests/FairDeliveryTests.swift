@@ -1,0 +1,112 @@
+import Foundation
+import HTTPTypes
+import HeraldCore
+import HeraldServer
+import HeraldTesting
+import HummingbirdTesting
+import Testing
+
+/// No device can stall another's delivery: a client that never confirms holds no delivery slot, the queues take
+/// devices in turn, and a connected client gets its whole backlog at the pace of its confirmations.
+@Suite("Fair delivery")
+struct FairDeliveryTests {
+    /// Registers a WebSocket-only device.
+    static func registerWebSocketDevice(_ client: some TestClientProtocol) async throws -> Registration {
+        let registered = try await client.post("/api/push/register", #"{"platform": "websocket"}"#).json()
+        return Registration(
+            userID: try #require(registered["user_id"]?.stringValue), secret: try #require(registered["device_secret"]?.stringValue))
+    }
+
+    @Test func aClientThatNeverConfirmsHoldsNoDeliverySlot() async throws {
+        var started = try await APNsTestServer.start()
+        started.server.configuration.deliveryConcurrency = 2
+        started.server.configuration.webSocketConfirmTimeout = .seconds(60)
+        started.server.configuration.deliveryWait = .milliseconds(200)
+        let apns = started
+        try await apns.server.run { client in
+            let silent = try await Self.registerWebSocketDevice(client)
+            let other = try await client.register()
+            let socket = WebSocketTestClient(port: try #require(client.port))
+            await socket.subscribe(silent)
+            // Ten notifications that wait for a confirmation that never comes: five times the slots.
+            for index in 0..<10 { #expect(try await client.notify(silent.userID, title: "n\(index)").status == .created) }
+            for _ in 0..<2 { #expect(await socket.next(within: 20) != nil) }
+            // Another user's notification still goes out (before: both slots waited 60 s for the confirmations).
+            #expect(try await client.notify(other.userID).status == .created)
+            #expect(await eventually(attempts: 200) { apns.production.acceptedPushes.count == 1 })
+            await socket.close()
+        }
+        try await apns.shutdown()
+    }
+
+    @Test func oneDevicesBacklogDoesNotQueueAheadOfAnotherDevice() async throws {
+        var started = try await APNsTestServer.start()
+        started.server.configuration.deliveryConcurrency = 1
+        started.server.configuration.deliveryWait = .zero
+        let apns = started
+        apns.production.setResponseDelay(.milliseconds(50))
+        try await apns.server.run { client in
+            let busy = try await client.register(token: Fixtures.apnsToken(1))
+            let other = try await client.register(token: Fixtures.apnsToken(2))
+            for index in 0..<40 { #expect(try await client.notify(busy.userID, title: "b\(index)").status == .created) }
+            let before = apns.production.requests.count
+            #expect(try await client.notify(other.userID).status == .created)
+            #expect(await eventually(attempts: 600) { apns.production.acceptedPushes.count == 41 })
+            let order = apns.production.acceptedPushes.map(\.deviceToken)
+            let position = try #require(order.firstIndex(of: Fixtures.apnsToken(2)))
+            // In turn with the busy device: a few of its notifications at most, not the rest of its 40.
+            #expect(position - before <= 6, "the other device's notification came \(position - before) after it was sent")
+        }
+        try await apns.shutdown()
+    }
+
+    @Test func aConnectedClientGetsItsWholeBacklogAtThePaceOfItsConfirmations() async throws {
+        var server = try TestServer(dailyLimit: 10_000)
+        server.configuration.maximumPendingPerDevice = 5_000
+        try await server.run { client in
+            let device = try await Self.registerWebSocketDevice(client)
+            // More than a subscribe ever claimed at once before (1,000), parked: no client is connected.
+            let count = 1_100
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for sender in 0..<8 {
+                    group.addTask {
+                        for index in stride(from: sender, to: count, by: 8) {
+                            let response = try await client.notify(device.userID, title: "n\(index)")
+                            #expect(response.status == .created)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let socket = WebSocketTestClient(port: try #require(client.port))
+            await socket.subscribe(device)
+            var received = Set<String>()
+            while received.count < count, let message = await socket.next(within: 20) {
+                guard let event = message["event"]?.objectValue, let id = event["id"]?.stringValue else { continue }
+                received.insert(id)
+                socket.send(#"{"id": 9, "type": "push_notification_confirm", "confirm_id": "\#(event["hass_confirm_id"]?.stringValue ?? "")"}"#)
+            }
+            #expect(received.count == count)
+            await socket.close()
+        }
+    }
+
+    @Test func subscribingAgainAndAgainClaimsNoMoreThanAPage() async throws {
+        try await TestServer().run { client in
+            let device = try await Self.registerWebSocketDevice(client)
+            for index in 0..<100 { #expect(try await client.notify(device.userID, title: "n\(index)").status == .created) }
+            let socket = WebSocketTestClient(port: try #require(client.port))
+            await socket.subscribe(device)
+            // The client confirms nothing and subscribes again: the page out is not claimed twice, nothing more is.
+            for id in 2...4 {
+                socket.send(#"{"id": \#(id), "type": "push_notification_channel", "user_id": "\#(device.userID)", "device_secret": "\#(device.secret)", "support_confirm": true}"#)
+            }
+            var events = 0
+            while events < 100, let message = await socket.next(within: 3) {
+                if message["type"] == "event" { events += 1 }
+            }
+            #expect(events == 32)
+            await socket.close()
+        }
+    }
+}
