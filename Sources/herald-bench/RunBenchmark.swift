@@ -93,10 +93,10 @@ struct RunBenchmark: AsyncParsableCommand {
             let name = text.trimmingCharacters(in: .whitespaces).lowercased()
             if name == "b2" {
                 clientComparison = true
-            } else if let number = Int(name), (1...7).contains(number) {
+            } else if let number = Int(name), (1...8).contains(number) {
                 selected.insert(number)
             } else {
-                throw ValidationError("--scenarios takes numbers from 1 to 7 and b2, e.g. 1,2,5")
+                throw ValidationError("--scenarios takes numbers from 1 to 8 and b2, e.g. 1,2,5 (8 only when named)")
             }
         }
         if plan.subscribers + 1_000 > Int(limits.soft), selected.contains(4) {
@@ -137,6 +137,7 @@ struct RunBenchmark: AsyncParsableCommand {
             if selected.contains(5) { try await bench.storeScale(context: context) }
             if selected.contains(6) { try await bench.recovery(baselines: baselines) }
             if selected.contains(7) { try await bench.postgres(serverURL: postgres, context: context) }
+            if selected.contains(8) { try await bench.fairness(attackSize: quick ? 1_000 : 6_000, victimSends: quick ? 50 : 225) }
         }
         try? await apns.double.shutdown()
         try? await fcm?.double.shutdown()
