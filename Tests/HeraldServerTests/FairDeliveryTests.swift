@@ -44,11 +44,14 @@ struct FairDeliveryTests {
         started.server.configuration.deliveryConcurrency = 1
         started.server.configuration.deliveryWait = .zero
         let apns = started
-        apns.production.setResponseDelay(.milliseconds(50))
+        apns.production.setResponseDelay(.milliseconds(200))
         try await apns.server.run { client in
             let busy = try await client.register(token: Fixtures.apnsToken(1))
             let other = try await client.register(token: Fixtures.apnsToken(2))
-            for index in 0..<40 { #expect(try await client.notify(busy.userID, title: "b\(index)").status == .created) }
+            for index in 0..<40 {
+                #expect(try await client.notify(busy.userID, title: "b\(index)").status == .created)
+                apns.server.clock.advance(by: 0.001)  // each due a moment after the one before, as in real time
+            }
             let before = apns.production.requests.count
             #expect(try await client.notify(other.userID).status == .created)
             #expect(await eventually(attempts: 600) { apns.production.acceptedPushes.count == 41 })
