@@ -16,6 +16,7 @@ import NIOSSL
 /// | `403 ExpiredProviderToken` again, other `429`s, `5xx` | finish | retry with back-off |
 /// | `429 TooManyProviderTokenUpdates` | replace the connection, finish | retry with back-off |
 /// | `413` and every other `4xx` | finish | ``DeliveryResult/failed(reason:)`` |
+/// | a collapse id with CR, LF or NUL (checked before sending), or the HTTP/2 layer refuses a header | finish | ``DeliveryResult/failed(reason:)`` |
 /// | connection closed, reset or GOAWAY before the answer, the first time | re-send on a fresh connection | |
 /// | the same again, a timeout, any other transport error | finish | retry with back-off |
 enum APNsClassification {
@@ -45,6 +46,8 @@ enum APNsClassification {
             return .finish(.retry(reason: "no answer within \(timeout)", after: nil))
         case .failed(let description):
             return .finish(.retry(reason: description, after: nil))
+        case .refusedLocally(let description):
+            return .finish(.failed(reason: description))
         }
     }
 
@@ -54,7 +57,7 @@ enum APNsClassification {
         switch outcome {
         case .answered(let response): response.reason == .tooManyProviderTokenUpdates
         case .connectionLost: true
-        case .timedOut, .failed: false
+        case .timedOut, .failed, .refusedLocally: false
         }
     }
 
@@ -77,6 +80,23 @@ enum APNsClassification {
         }
     }
 
+    /// Whether `error` is swift-nio-http2 refusing to send a request's headers (RFC 9113 §8.2: a value with CR, LF
+    /// or NUL, an invalid name, a connection-specific field).
+    static func isRefusedHeader(_ error: any Error) -> Bool {
+        switch error {
+        case is NIOHTTP2Errors.InvalidHTTP2HeaderFieldValue, is NIOHTTP2Errors.InvalidHTTP2HeaderFieldName,
+            is NIOHTTP2Errors.ForbiddenHeaderField, is NIOHTTP2Errors.InvalidPseudoHeaderValue:
+            true
+        default:
+            false
+        }
+    }
+
+    /// Whether swift-nio-http2 refuses `value` as a header value: it holds NUL, LF or CR (RFC 9113 §8.2.1).
+    static func isRefusedHeaderValue(_ value: String) -> Bool {
+        value.utf8.contains { $0 == 0x00 || $0 == 0x0A || $0 == 0x0D }
+    }
+
     /// What an error from connecting or from a request on an ``APNsConnection`` means.
     static func outcome(of error: any Error) -> APNsAttemptOutcome {
         switch error {
@@ -89,6 +109,9 @@ enum APNsClassification {
             case .notHTTP2, .closedBeforeReady, .notReadyWithin, .answerWithoutStatus, .answerTooLarge:
                 return .failed(failure.description)
             }
+        case _ where isRefusedHeader(error):
+            // The request itself cannot be sent: every attempt would be refused the same way.
+            return .refusedLocally("HTTP/2 refused the request's headers: \(error)")
         case is NIOHTTP2Errors.CreatedStreamAfterGoaway:
             return .connectionLost(String(describing: error))
         case is NIOHTTP2Errors.StreamClosed:
@@ -118,4 +141,6 @@ enum APNsAttemptOutcome: Sendable {
     case timedOut
     /// Anything else (connect failure, TLS failure, cancellation…).
     case failed(String)
+    /// The HTTP/2 layer refused to send the request (an invalid header value): no attempt can succeed.
+    case refusedLocally(String)
 }

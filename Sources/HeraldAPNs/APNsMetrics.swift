@@ -17,7 +17,7 @@ enum APNsMetrics {
             }
         case .timedOut: return ("none", "timeout")
         case .connectionLost: return ("none", "connection_lost")
-        case .failed: return ("none", "error")
+        case .failed, .refusedLocally: return ("none", "error")
         }
     }
 }

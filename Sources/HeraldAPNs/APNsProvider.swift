@@ -103,6 +103,13 @@ public final class APNsProvider: PushProvider {
         }
         let path = "/3/device/\(deviceToken)"
         let body = ByteBuffer(bytes: notification.payload)
+        // A collapse id HTTP/2 refuses as a header value fails for good without a connection: swift-nio-http2 would
+        // refuse it on every attempt, and the stream it opened would keep its place among the connection's streams.
+        if let collapseID = notification.collapseID, APNsClassification.isRefusedHeaderValue(collapseID) {
+            let reason = "apns-collapse-id has a character HTTP/2 refuses in a header value (CR, LF or NUL)"
+            log(.failed(reason: reason), outcome: .refusedLocally(reason), context: context)
+            return .failed(reason: reason)
+        }
 
         var providerToken = tokenIssuer.currentToken()
         var hasRenewedToken = false

@@ -82,7 +82,9 @@ public func buildApplication(
         addresses: try ClientAddressResolver(configuration), metrics: metrics.server,
         adminToken: configuration.adminToken,
         webSocketSession: .init(
-            maximumMessageSize: WebSocketController.maximumMessageSize, pingInterval: configuration.webSocketPingInterval),
+            maximumMessageSize: WebSocketController.maximumMessageSize, pingInterval: configuration.webSocketPingInterval,
+            subscribeTimeout: configuration.webSocketSubscribeTimeout,
+            subscribesPerMinute: configuration.webSocketSubscribesPerMinute),
         logger: logger)
     var services: [any Service] = closers + [worker, hub]
     if let registry = metrics.registry {
@@ -115,7 +117,7 @@ func defaultInstanceID(port: Int) -> String {
 /// HTTP/1.1 with the WebSocket upgrade, every connection under a ``ConnectionGuard`` (timeouts, connection cap,
 /// parser errors answered in JSON, RFC 6455 frame checks).
 func guardedServer(webSocket: WebSocketController, configuration: HeraldConfiguration) -> HTTPServerBuilder {
-    let connections = OpenConnections()
+    let connections = OpenConnections(trustedProxies: (try? ClientAddressResolver(configuration).trustedProxies) ?? [])
     return HTTPServerBuilder { responder in
         GuardedServerChannel(
             base: HTTPWithWebSocketChannel(responder: responder, webSocket: webSocket),
@@ -175,7 +177,7 @@ func buildRouters(
     }
     let webSocket = WebSocketController(
         hub: hub, directory: directory, credentials: credentials, worker: worker, link: link,
-        sessionConfiguration: webSocketSession, logger: logger)
+        sessionConfiguration: webSocketSession, clock: clock, logger: logger)
     webSocket.addRoutes(to: router)
     return (router, webSocket)
 }

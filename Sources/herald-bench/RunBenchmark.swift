@@ -343,6 +343,9 @@ final class Bench: Sendable {
                 "HERALD_MAX_PENDING_PER_DEVICE": "10000000",
                 // It registers thousands of devices from one address.
                 "HERALD_REGISTRATIONS_PER_MINUTE": "0",
+                // and opens thousands of connections (10,000 WebSocket subscribers in scenario 4) from it, as before
+                // these caps existed.
+                "HERALD_MAX_CONNECTIONS_PER_ADDRESS": "0", "HERALD_HTTP_RESERVED_CONNECTIONS": "0",
             ].merging((provider ?? apns).heraldEnvironment) { first, _ in first }
         ) { _, new in new }
         environment.merge(extra) { _, new in new }

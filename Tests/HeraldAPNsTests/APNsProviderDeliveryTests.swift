@@ -40,6 +40,26 @@ struct APNsProviderDeliveryTests {
         }
     }
 
+    /// A collapse id the HTTP/2 layer refuses to send (stored before the API refused such values) fails at once and
+    /// for good: every attempt would be refused the same way. Before, it was retried until it expired (and each
+    /// attempt left a stream behind on the connection, MaxStreamsViolation for the next notification).
+    @Test(arguments: ["door\r\nforged: 1", "door\n1", "door\u{0}1"])
+    func headerTheHTTP2LayerRefusesIsAPermanentFailure(_ collapseID: String) async throws {
+        try await APNsHarness.run { harness in
+            let device = harness.device()
+            let result = await harness.provider.send(harness.notification(for: device, collapseID: collapseID), to: device)
+            guard case .failed(let reason) = result else {
+                Issue.record("expected a permanent failure, got \(result)")
+                return
+            }
+            #expect(reason.contains("HTTP/2 refuses"), "\(reason)")
+            #expect(harness.double.acceptedPushes.isEmpty)
+            // The connection is still good for the next notification.
+            let next = await harness.send()
+            #expect(next == .delivered(providerMessageID: harness.double.acceptedPushes.first?.header("apns-id")), "\(next)")
+        }
+    }
+
     @Test func noCollapseHeaderWithoutCollapseID() async throws {
         try await APNsHarness.run { harness in
             #expect(await harness.send() == .delivered(providerMessageID: harness.double.requests.first?.header("apns-id")))

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import NIOHTTP2
 import Testing
 
 @testable import HeraldAPNs
@@ -9,6 +10,27 @@ struct APNsResponseTests {
     private func classify(_ status: Int, _ reason: String?) -> DeliveryResult {
         let body = reason.map { Data(#"{"reason":"\#($0)"}"#.utf8) } ?? Data()
         return APNsClassification.result(of: APNsResponse(status: status, apnsID: "id", body: body))
+    }
+
+    /// A header error swift-nio-http2 raises when Herald sends is final: every attempt would meet it again.
+    @Test func aHeaderTheHTTP2LayerRefusesIsAPermanentFailure() {
+        let errors: [any Error] = [
+            NIOHTTP2Errors.invalidHTTP2HeaderFieldValue(name: "apns-collapse-id", value: "a\r\nb"),
+            NIOHTTP2Errors.invalidHTTP2HeaderFieldName("Bad Name"),
+            NIOHTTP2Errors.forbiddenHeaderField(name: "connection", value: "close"),
+            NIOHTTP2Errors.invalidPseudoHeaderValue(name: ":path", value: "/a\nb"),
+        ]
+        for error in errors {
+            let step = APNsClassification.nextStep(
+                after: APNsClassification.outcome(of: error), hasRenewedToken: false, hasResent: false, timeout: "10 s")
+            guard case .finish(.failed(let reason)) = step else {
+                Issue.record("\(error): \(step)")
+                continue
+            }
+            #expect(reason.hasPrefix("HTTP/2 refused the request's headers"))
+        }
+        #expect(APNsClassification.isRefusedHeaderValue("a\u{0}b"))
+        #expect(!APNsClassification.isRefusedHeaderValue("a\tb ☃"))
     }
 
     @Test func classifiesEveryClass() {

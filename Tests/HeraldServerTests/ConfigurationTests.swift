@@ -170,6 +170,35 @@ struct ConfigurationTests {
         #expect(configuration.adminToken == "a-long-operator-token")
     }
 
+    @Test func connectionAndWebSocketLimitOptions() throws {
+        let defaults = try ConfigurationLoader.load(file: nil, environment: [:])
+        #expect(defaults.connectionLimits.maximumConnectionsPerAddress == 256)
+        #expect(defaults.connectionLimits.connectionsReservedForHTTP == nil)  // a tenth of HERALD_MAX_CONNECTIONS
+        #expect(defaults.webSocketSubscribeTimeout == .seconds(10))
+        #expect(defaults.webSocketSubscribesPerMinute == 6)
+
+        let configuration = try ConfigurationLoader.load(
+            file: nil,
+            environment: [
+                "HERALD_MAX_CONNECTIONS": "500", "HERALD_MAX_CONNECTIONS_PER_ADDRESS": "0",
+                "HERALD_HTTP_RESERVED_CONNECTIONS": "499", "HERALD_WEBSOCKET_SUBSCRIBE_TIMEOUT": "3",
+                "HERALD_WEBSOCKET_SUBSCRIBES_PER_MINUTE": "60",
+            ])
+        #expect(configuration.connectionLimits.maximumConnectionsPerAddress == 0)
+        #expect(configuration.connectionLimits.connectionsReservedForHTTP == 499)
+        #expect(configuration.webSocketSubscribeTimeout == .seconds(3))
+        #expect(configuration.webSocketSubscribesPerMinute == 60)
+        #expect {
+            try ConfigurationLoader.load(
+                file: nil, environment: ["HERALD_MAX_CONNECTIONS": "500", "HERALD_HTTP_RESERVED_CONNECTIONS": "500"])
+        } throws: { error in
+            (error as? ConfigurationError)?.description.hasPrefix("HERALD_HTTP_RESERVED_CONNECTIONS: 500 leaves no connection for WebSockets") == true
+        }
+        #expect(throws: ConfigurationError.self) {
+            try ConfigurationLoader.load(file: nil, environment: ["HERALD_WEBSOCKET_SUBSCRIBE_TIMEOUT": "0"])
+        }
+    }
+
     @Test(arguments: [
         (["HERALD_TRUSTED_PROXIES": "10.0.0.0/33"], "HERALD_TRUSTED_PROXIES: \"10.0.0.0/33\" is not an IP address or CIDR range"),
         (["HERALD_TRUSTED_PROXIES": "10.0.0.1, proxy.local"], "HERALD_TRUSTED_PROXIES: \"proxy.local\" is not an IP address"),

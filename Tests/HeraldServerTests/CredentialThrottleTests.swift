@@ -193,8 +193,34 @@ struct CredentialThrottleTests {
         }
     }
 
+    /// Issue 29, item 7: guesses spread over the /64s of one IPv6 /48 (one each) are throttled once the /48 has had
+    /// 100; before, every new /64 had ten guesses of its own.
+    @Test func guessesSpreadOverAnIPv6FortyEightAreThrottled() async throws {
+        var configured = try TestServer()
+        configured.configuration.trustedProxies = ["127.0.0.0/8"]
+        let server = configured
+        try await server.run { client in
+            func guess(from address: String) async throws -> TestResponse {
+                try await client.post(
+                    "/api/push/notify", #"{"user_id": "\#(Secrets.random256BitHex())", "title": "x", "body": "y"}"#,
+                    headers: [HTTPField.Name("X-Forwarded-For")!: address])
+            }
+            for subnet in 0..<100 {
+                #expect(try await guess(from: "2001:db8:77:\(String(subnet, radix: 16))::1").status == .notFound, "subnet \(subnet)")
+            }
+            let refused = try await guess(from: "2001:db8:77:ffff::1")
+            #expect(refused.status == .tooManyRequests)
+            #expect(try refused.json()["code"] == "too_many_auth_failures")
+            #expect(try await guess(from: "2001:db8:78::1").status == .notFound)  // another /48
+            server.clock.advance(by: 60)
+            #expect(try await guess(from: "2001:db8:77:ffff::1").status == .notFound)
+        }
+    }
+
     @Test func webSocketSubscriptionsAreThrottledToo() async throws {
-        try await TestServer().run { client in
+        var server = try TestServer()
+        server.configuration.webSocketSubscribesPerMinute = 0  // twelve subscribes on one socket (ConnectionCapTests has the limit)
+        try await server.run { client in
             let owner = try await client.register()
             let port = try #require(client.port)
             let socket = WebSocketTestClient(port: port)

@@ -127,6 +127,24 @@ struct MetricsTests {
         #expect(samples["herald_websocket_confirmations_total{result=\"timed_out\"}"] == 1)
     }
 
+    /// Issue 29, item 7: only `/metrics` itself is the metrics page, the path the reverse-proxy rule in
+    /// docs/operations.md denies (`location /metrics`, which covers `/metrics/` and a query too).
+    @Test func onlyTheMetricsPathItselfServesMetrics() async throws {
+        try await TestServer().run { client in
+            let port = try #require(client.port)
+            for (target, status) in [("/metrics", 200), ("/metrics?x=1", 200), ("/metrics/", 404), ("//metrics", 404), ("/metrics//", 404)] {
+                let connection = try RawConnection(port: port)
+                connection.send("GET \(target) HTTP/1.1\r\nHost: herald\r\nConnection: close\r\n\r\n")
+                let answer = RawAnswer.all(in: await connection.readUntilClosed().bytes).first
+                #expect(answer?.status == status, "\(target)")
+                #expect(answer?.body.contains("herald_") == (status == 200), "\(target)")
+            }
+        }
+        let operations = try String(contentsOf: DeploymentFilesTests.root.appendingPathComponent("docs/operations.md"), encoding: .utf8)
+        #expect(operations.contains("    location /metrics {"))
+        #expect(!operations.contains("location = /metrics {"))  // an exact rule would leave /metrics/ open
+    }
+
     @Test func metricsCanBeTurnedOff() async throws {
         var server = try TestServer()
         server.configuration.metrics = false

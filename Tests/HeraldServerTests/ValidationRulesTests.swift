@@ -37,7 +37,7 @@ struct ValidationRulesTests {
     // MARK: Error codes
 
     @Test func everyCodeHasItsStatusAndEveryDefaultMessageIsASentence() {
-        let webSocketOnly: Set<ErrorCode> = [.invalidFormat, .notSubscribed, .unknownCommand]
+        let webSocketOnly: Set<ErrorCode> = [.invalidFormat, .notSubscribed, .unknownCommand, .tooManySubscribes]
         for code in ErrorCode.allCases {
             #expect((code.status == nil) == (webSocketOnly.contains(code) || code == .otherHTTPStatus), "\(code)")
             if let message = code.defaultMessage { #expect(!message.isEmpty, "\(code)") }

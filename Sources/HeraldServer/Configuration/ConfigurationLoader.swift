@@ -98,6 +98,11 @@ public enum ConfigurationLoader {
         if let interval = try reader.integer("HERALD_WEBSOCKET_PING_INTERVAL", in: 1...3_600) {
             configuration.webSocketPingInterval = .seconds(interval)
         }
+        if let timeout = try reader.integer("HERALD_WEBSOCKET_SUBSCRIBE_TIMEOUT", in: 1...300) {
+            configuration.webSocketSubscribeTimeout = .seconds(timeout)
+        }
+        configuration.webSocketSubscribesPerMinute =
+            try reader.integer("HERALD_WEBSOCKET_SUBSCRIBES_PER_MINUTE", in: 0...6_000) ?? configuration.webSocketSubscribesPerMinute
         try connectionSettings(&reader, into: &configuration.connectionLimits)
         try registrationSettings(&reader, into: &configuration)
         try metricsSettings(&reader, into: &configuration)
@@ -122,6 +127,15 @@ public enum ConfigurationLoader {
         if let seconds = try reader.integer("HERALD_IDLE_TIMEOUT", in: 1...3_600) { limits.idleTimeout = .seconds(seconds) }
         limits.maximumConnections =
             try reader.integer("HERALD_MAX_CONNECTIONS", in: 1...1_000_000) ?? limits.maximumConnections
+        limits.maximumConnectionsPerAddress =
+            try reader.integer("HERALD_MAX_CONNECTIONS_PER_ADDRESS", in: 0...1_000_000) ?? limits.maximumConnectionsPerAddress
+        if let reserved = try reader.integer("HERALD_HTTP_RESERVED_CONNECTIONS", in: 0...1_000_000) {
+            guard reserved < limits.maximumConnections else {
+                throw ConfigurationError(
+                    "HERALD_HTTP_RESERVED_CONNECTIONS: \(reserved) leaves no connection for WebSockets; it must be less than HERALD_MAX_CONNECTIONS (\(limits.maximumConnections))")
+            }
+            limits.connectionsReservedForHTTP = reserved
+        }
         if let seconds = try reader.integer("HERALD_SHUTDOWN_TIMEOUT", in: 1...3_600) { limits.shutdownTimeout = .seconds(seconds) }
     }
 

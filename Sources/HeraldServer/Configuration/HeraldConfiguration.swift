@@ -47,6 +47,11 @@ public struct HeraldConfiguration: Sendable {
     public var webSocketConfirmTimeout: Duration = .seconds(10)
     /// How often the server pings each WebSocket client; one that has not answered by the next ping is dropped.
     public var webSocketPingInterval: Duration = .seconds(30)
+    /// How long a WebSocket may stay open without subscribing; then it is closed (1008), freeing its connection slot.
+    public var webSocketSubscribeTimeout: Duration = .seconds(10)
+    /// Subscribe messages per minute on one WebSocket, after a burst of 5 (each is a credential check and a store
+    /// write); one more is answered `too_many_subscribes`. 0: no limit.
+    public var webSocketSubscribesPerMinute = 6
     /// Timeouts, the connection cap and the shutdown bound of client connections.
     public var connectionLimits = ConnectionLimits()
     /// APNs; `nil` when no APNs option is set (notifications for Apple devices then stay queued).

@@ -10,7 +10,9 @@ import NIOCore
 ///   first byte of a later request), its body within ``ConnectionLimits/bodyTimeout``; otherwise the client gets
 ///   `408` and the connection is closed. Between requests a connection may sit idle for
 ///   ``ConnectionLimits/idleTimeout``.
-/// - One connection over ``ConnectionLimits/maximumConnections`` is answered `503` and closed.
+/// - One connection over ``ConnectionLimits/maximumConnections`` is answered `503` and closed; one over
+///   ``ConnectionLimits/maximumConnectionsPerAddress`` from the same client address (IPv6: /64) `429`. A WebSocket
+///   handshake beyond ``ConnectionLimits/maximumWebSockets`` is answered `503` (the last slots are kept for plain HTTP).
 /// - Every close is graceful: Herald closes its side, drains what the client still sends for
 ///   ``ConnectionLimits/linger`` (so the client reads the answer rather than a reset), then closes the socket.
 ///   A response sent before its request was read to the end (`413`) closes the connection that way.
@@ -37,6 +39,10 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private let connections: OpenConnections
     private var mode = Mode.http
     private var isCounted = false
+    /// The key this connection is counted under per client address, once counted.
+    private var countedAddress: String?
+    /// This connection holds one of the WebSocket slots.
+    private var holdsWebSocketSlot = false
     private var isQuiescing = false
     /// A request head has arrived on this connection (before that, the header timeout runs from the connection opening).
     private var hasSeenRequest = false
@@ -68,12 +74,15 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelActive(context: ChannelHandlerContext) {
         isCounted = true
-        if connections.opened(limit: limits.maximumConnections) {
+        let address = connections.addressKey(of: context.channel.remoteAddress)
+        if !connections.opened(limit: limits.maximumConnections) {
+            refuse(context, CannedAnswer.make(.tooManyConnections, extraHeaders: "Retry-After: 1\r\n"))
+        } else if let address, !connections.opened(address: address, limit: limits.maximumConnectionsPerAddress) {
+            refuse(context, CannedAnswer.make(.tooManyConnectionsFromAddress, extraHeaders: "Retry-After: 1\r\n"))
+        } else {
+            countedAddress = address
             phaseDeadline = .now() + TimeAmount(limits.headerTimeout)
             rearm(context)
-        } else {
-            refuse(
-                context, CannedAnswer.make(.tooManyConnections, extraHeaders: "Retry-After: 1\r\n"))
         }
         context.fireChannelActive()
     }
@@ -82,6 +91,14 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         if isCounted {
             isCounted = false
             connections.closed()
+        }
+        if let address = countedAddress {
+            countedAddress = nil
+            connections.closed(address: address)
+        }
+        if holdsWebSocketSlot {
+            holdsWebSocketSlot = false
+            connections.closedWebSocket()
         }
         timer?.cancel()
         timer = nil
@@ -177,6 +194,16 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             if isIdle { phaseDeadline = .now() + TimeAmount(limits.idleTimeout) }
             rearm(context)
         }
+    }
+
+    /// Whether the WebSocket handshake whose head just arrived may upgrade the connection: it takes a WebSocket slot
+    /// if one is free. Only a connection's first request is upgraded (a later one is redirected), so a later one
+    /// needs none.
+    func mayUpgradeToWebSocket() -> Bool {
+        guard !hasSeenRequest, !holdsWebSocketSlot else { return true }
+        guard connections.openedWebSocket(limit: limits.maximumWebSockets) else { return false }
+        holdsWebSocketSlot = true
+        return true
     }
 
     func upgradedToWebSocket() {

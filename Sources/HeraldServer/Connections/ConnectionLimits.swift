@@ -11,6 +11,14 @@ public struct ConnectionLimits: Sendable {
     public var idleTimeout: Duration = .seconds(60)
     /// Open connections at most, WebSockets included; one more is answered 503 and closed.
     public var maximumConnections = 10_000
+    /// Open connections at most from one client address (an IPv4 address, or an IPv6 /64), WebSockets included; one
+    /// more is answered 429 and closed. 0: no limit. A trusted proxy's connections are not counted per address (its
+    /// clients' addresses are only known from each request's header).
+    public var maximumConnectionsPerAddress = 256
+    /// Connections that only plain HTTP may take: WebSockets may hold at most ``maximumConnections`` minus this
+    /// many, so that idle sockets cannot shut out senders, `/healthz` and registrations. `nil`: a tenth of
+    /// ``maximumConnections``.
+    public var connectionsReservedForHTTP: Int?
     /// After a graceful shutdown begins: how long connections may take to finish what they are doing.
     public var shutdownTimeout: Duration = .seconds(10)
     /// After Herald closes its side: how long unread input is drained before the socket is closed, so that the
@@ -18,11 +26,25 @@ public struct ConnectionLimits: Sendable {
     public var linger: Duration = .seconds(2)
 
     public init() {}
+
+    /// The most WebSockets open at once: ``maximumConnections`` less the connections kept for plain HTTP (at least 0).
+    var maximumWebSockets: Int {
+        max(0, maximumConnections - (connectionsReservedForHTTP ?? maximumConnections / 10))
+    }
 }
 
-/// The number of open client connections of one server, shared by every connection's ``ConnectionGuard``.
+/// The open client connections of one server, shared by every connection's ``ConnectionGuard``: how many in all, how
+/// many are WebSockets, and how many each client address holds.
 final class OpenConnections: Sendable {
     private let count = Atomic<Int>(0)
+    private let webSockets = Atomic<Int>(0)
+    private let perAddress = Mutex<[String: Int]>([:])
+    /// Peers whose connections are not counted per address (`HERALD_TRUSTED_PROXIES`).
+    private let trustedProxies: [IPNetwork]
+
+    init(trustedProxies: [IPNetwork] = []) {
+        self.trustedProxies = trustedProxies
+    }
 
     /// Counts a new connection; false when it is one too many (it is still counted until ``closed()``).
     func opened(limit: Int) -> Bool {
@@ -31,5 +53,51 @@ final class OpenConnections: Sendable {
 
     func closed() {
         count.wrappingSubtract(1, ordering: .relaxed)
+    }
+
+    /// The key a connection from `peer` is counted under per address (``IPAddress/clientKey``: an IPv4 address or an
+    /// IPv6 /64); `nil` for a trusted proxy and for a peer that is not an IP socket.
+    func addressKey(of peer: SocketAddress?) -> String? {
+        guard let address = peer.flatMap(IPAddress.init), !trustedProxies.contains(where: { $0.contains(address) }) else {
+            return nil
+        }
+        return address.clientKey
+    }
+
+    /// Counts a new connection of `key`; false when `key` already holds `limit` (then it is not counted). A `limit`
+    /// of 0 is no limit.
+    func opened(address key: String, limit: Int) -> Bool {
+        perAddress.withLock { counts in
+            let open = counts[key, default: 0]
+            guard limit == 0 || open < limit else { return false }
+            counts[key] = open + 1
+            return true
+        }
+    }
+
+    /// A connection counted under `key` closed.
+    func closed(address key: String) {
+        perAddress.withLock { counts in
+            let open = counts[key, default: 1] - 1
+            counts[key] = open > 0 ? open : nil
+        }
+    }
+
+    /// Takes a WebSocket slot; false when `limit` are taken (then none is).
+    func openedWebSocket(limit: Int) -> Bool {
+        guard webSockets.wrappingAdd(1, ordering: .relaxed).newValue <= limit else {
+            webSockets.wrappingSubtract(1, ordering: .relaxed)
+            return false
+        }
+        return true
+    }
+
+    func closedWebSocket() {
+        webSockets.wrappingSubtract(1, ordering: .relaxed)
+    }
+
+    /// Connections counted under `key` (for tests).
+    func openConnections(address key: String) -> Int {
+        perAddress.withLock { $0[key, default: 0] }
     }
 }

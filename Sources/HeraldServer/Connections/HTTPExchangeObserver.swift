@@ -3,8 +3,9 @@ import NIOHTTP1
 
 /// Sits right after the HTTP decoder and tells the connection's ``ConnectionGuard`` where requests and responses
 /// begin and end. It also answers what the decoder cannot parse: `400` with a JSON body, then the connection closes
-/// (the decoder cannot find the next request in a stream it could not parse). After a WebSocket upgrade (`101`) it
-/// leaves the pipeline.
+/// (the decoder cannot find the next request in a stream it could not parse), and an HTTP/1.1 request without a `Host`
+/// header (`400`, RFC 9112 §3.2, then the connection closes), and a WebSocket handshake when every WebSocket slot is
+/// taken (`503`, ``ConnectionGuard/mayUpgradeToWebSocket()``). After a WebSocket upgrade (`101`) it leaves the pipeline.
 final class HTTPExchangeObserver: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -13,6 +14,8 @@ final class HTTPExchangeObserver: ChannelDuplexHandler, RemovableChannelHandler 
 
     private let connection: ConnectionGuard
     private var sawParserError = false
+    /// A request was refused here (no `Host`): the rest of the connection's input is dropped until it closes.
+    private var isDiscarding = false
     private var hasUpgraded = false
 
     init(connection: ConnectionGuard) {
@@ -24,12 +27,35 @@ final class HTTPExchangeObserver: ChannelDuplexHandler, RemovableChannelHandler 
             context.fireChannelRead(data)
             return
         }
+        guard !isDiscarding else { return }
         switch unwrapInboundIn(data) {
-        case .head: connection.requestHeadReceived()
+        case .head(let head):
+            // Neither a refused request nor what follows it on the connection reaches the router.
+            if head.version == .http1_1, !head.headers.contains(name: "host") {
+                // RFC 9112 §3.2: a server must answer 400 to an HTTP/1.1 request without a Host header.
+                return refuse(
+                    CannedAnswer.make(
+                        .malformedHTTP,
+                        message: "An HTTP/1.1 request must carry a Host header (RFC 9112 §3.2); the connection is closed."))
+            }
+            if HTTPWithWebSocketChannel.isHandshake(head), !connection.mayUpgradeToWebSocket() {
+                return refuse(
+                    CannedAnswer.make(
+                        .tooManyConnections,
+                        message: "Herald keeps its remaining connections for plain HTTP requests: no WebSocket can open now; try again shortly.",
+                        extraHeaders: "Retry-After: 10\r\n"))
+            }
+            connection.requestHeadReceived()
         case .body: break
         case .end: connection.requestEnded()
         }
         context.fireChannelRead(data)
+    }
+
+    /// Answers `answer` (after the answers to requests already read) and drops the rest of the connection's input.
+    private func refuse(_ answer: ByteBuffer) {
+        isDiscarding = true
+        connection.refuseAfterCurrentResponse(answer)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

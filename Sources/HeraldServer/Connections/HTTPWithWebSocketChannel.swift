@@ -93,7 +93,7 @@ struct HTTPWithWebSocketChannel: ServerChildChannel, HTTPChannelHandler {
     }
 
     /// Whether the head is a WebSocket handshake for Herald's endpoint (``WebSocketController/isHandshake(method:target:values:)``).
-    fileprivate static func isHandshake(_ head: HTTPRequestHead) -> Bool {
+    static func isHandshake(_ head: HTTPRequestHead) -> Bool {
         WebSocketController.isHandshake(method: head.method.rawValue, target: head.uri) { head.headers[$0] }
     }
 

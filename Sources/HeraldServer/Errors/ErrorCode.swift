@@ -27,6 +27,7 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     case malformedHTTP = "malformed_http"
     case requestTimeout = "request_timeout"
     case tooManyConnections = "too_many_connections"
+    case tooManyConnectionsFromAddress = "too_many_connections_from_address"
 
     // MARK: Credentials
 
@@ -73,6 +74,7 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     case invalidFormat = "invalid_format"
     case notSubscribed = "not_subscribed"
     case unknownCommand = "unknown_command"
+    case tooManySubscribes = "too_many_subscribes"
 
     /// The HTTP status of an answer with this code; `nil` for the codes only WebSocket results carry and for
     /// ``otherHTTPStatus``.
@@ -88,12 +90,14 @@ public enum ErrorCode: String, CaseIterable, Sendable {
         case .deviceMustReregister: .gone
         case .bodyTooLarge: .contentTooLarge
         case .upgradeRequired: .upgradeRequired
-        case .tooManyAuthFailures, .registrationRateLimited, .rateLimited, .exemptLimitReached, .backlogFull: .tooManyRequests
+        case .tooManyAuthFailures, .registrationRateLimited, .rateLimited, .exemptLimitReached, .backlogFull,
+            .tooManyConnectionsFromAddress:
+            .tooManyRequests
         case .internalError, .homeAssistantInvalidToken, .homeAssistantPayloadTooLarge, .homeAssistantInternalError:
             .internalServerError
         case .rejectedByProvider: .badGateway
         case .tooManyConnections, .deviceLimitReached, .storeUnavailable: .serviceUnavailable
-        case .otherHTTPStatus, .invalidFormat, .notSubscribed, .unknownCommand: nil
+        case .otherHTTPStatus, .invalidFormat, .notSubscribed, .unknownCommand, .tooManySubscribes: nil
         }
     }
 
@@ -107,6 +111,8 @@ public enum ErrorCode: String, CaseIterable, Sendable {
         case .upgradeRequired: "This address is a WebSocket channel: open it with a WebSocket upgrade (Upgrade: websocket)."
         case .internalError: "Herald hit an internal error; the request was not completed."
         case .tooManyConnections: "Herald has as many open connections as it accepts; try again shortly."
+        case .tooManyConnectionsFromAddress:
+            "Herald has as many open connections from this address as it accepts from one; close one, or try again shortly."
         case .credentialsRequired: "This endpoint needs the device owner's credentials as HTTP Basic user_id:device_secret."
         case .wrongDeviceSecret: "The device secret does not match this USER_ID."
         case .unknownUser: "No device is registered under this USER_ID."
@@ -124,6 +130,7 @@ public enum ErrorCode: String, CaseIterable, Sendable {
         case .invalidFormat: "Messages must be JSON objects."
         case .notSubscribed: "Subscribe with push_notification_channel first."
         case .unknownCommand: "Unknown type; use push_notification_channel or push_notification_confirm."
+        case .tooManySubscribes: "Too many subscriptions on this socket in a short time; subscribe again later."
         case .malformedJSON, .invalidField, .otherHTTPStatus, .malformedHTTP, .requestTimeout, .tooManyAuthFailures,
             .registrationRateLimited, .tokenNameTaken, .tooManyTokens, .deviceMustReregister, .rateLimited, .exemptLimitReached,
             .backlogFull, .payloadTooLarge,

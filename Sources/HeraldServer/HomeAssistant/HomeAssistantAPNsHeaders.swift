@@ -4,13 +4,15 @@ import HeraldCore
 /// The APNs headers a Home Assistant call may set (`data.apns_headers`, or `data.apns.headers`), as the relay passes
 /// them on. Herald takes the four that describe the notification; one that would send it elsewhere or as someone
 /// else (`apns-topic`, `apns-id`, `authorization`, …) is refused with 400. `apns-push-type` is accepted and, as
-/// the relay does, replaced by the type the payload calls for (`background` for a command, `alert` otherwise).
+/// the relay does, replaced by the type the payload calls for (`background` for a command, `alert` otherwise). A value
+/// with a control character is refused with 400 (``HeaderValueRule``).
 enum HomeAssistantAPNsHeaders {
     static let settable: Set<String> = ["apns-priority", "apns-push-type", "apns-collapse-id", "apns-expiration"]
 
     static func apply(_ headers: [String: String], to draft: inout NotificationDraft, now: Date) throws {
         for (name, text) in headers.sorted(by: { $0.key < $1.key }) {
             let path = "data.apns_headers.\(name)"
+            if settable.contains(name) { _ = try HeaderValueRule.validated(text, field: path) }
             switch name {
             case "apns-priority":
                 guard let priority = Int(text), [1, 5, 10].contains(priority) else { throw APIError.invalidField(path, "\(path) must be 1, 5 or 10.") }

@@ -51,8 +51,11 @@ struct MetricsEndpoint: Sendable {
     static let contentType = "text/plain; version=0.0.4; charset=utf-8"
 
     func addRoute<Context: RequestContext>(to router: Router<Context>) {
-        router.get("metrics") { _, _ in
-            Response(
+        router.get("metrics") { request, _ in
+            // Only the path itself: the router also matches `/metrics/` and `//metrics`, which a reverse proxy's rule
+            // for `/metrics` may not cover (docs/operations.md, "Metrics").
+            guard request.uri.path == "/metrics" else { throw APIError.notFound() }
+            return Response(
                 status: .ok, headers: [.contentType: Self.contentType],
                 body: ResponseBody(byteBuffer: await exposition()))
         }

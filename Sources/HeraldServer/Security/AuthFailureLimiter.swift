@@ -13,7 +13,13 @@ import Synchronization
 ///
 /// A failure is a credential check answered 401, 403 or 404 (missing, wrong or unknown credential); a 400 for a
 /// malformed one, a 410 for a deactivated device and a 503 for an unavailable store are not. A window starts at the
-/// first failure; addresses whose window has ended are forgotten. Everything is in memory: a restart forgets it, each
+/// first failure; addresses whose window has ended are forgotten.
+///
+/// An IPv6 client is counted by its /64 and, so that an attacker spread over many /64s of one site is throttled too,
+/// also by its /48: the /48 is locked out after ``maximumFailuresPerWiderPrefix`` failures of all its /64s together,
+/// and a request is refused when either is locked out. At most ``maximumTrackedAddresses`` windows are kept; when
+/// that many are there, ended windows go first, then a tenth of them, those with the fewest failures (a lock-out is
+/// the last thing forgotten: flooding the tracker with new addresses does not lift one). Everything is in memory: a restart forgets it, each
 /// Herald process counts on its own, and a valid credential not seen by this process since it started is refused
 /// during a lock-out like any other (for at most one window).
 ///
@@ -23,8 +29,10 @@ import Synchronization
 /// }
 /// ```
 final class AuthFailureLimiter: Sendable {
-    /// Failures allowed per window; the next request is refused.
+    /// Failures allowed per window and client (an IPv4 address or an IPv6 /64); the next request is refused.
     static let maximumFailures = 10
+    /// Failures allowed per window to all the /64s of one IPv6 /48 together.
+    static let maximumFailuresPerWiderPrefix = 100
     /// The length of a window.
     static let window: TimeInterval = 60
     /// How many addresses are remembered at most; beyond that the oldest windows are dropped.
@@ -96,15 +104,19 @@ final class AuthFailureLimiter: Sendable {
     func checkAllowed(_ client: String, credential: CredentialFingerprint?) throws {
         let now = clock.now()
         let retryAfter: Int? = state.withLock { state in
-            guard let window = state.windows[client] else { return nil }
-            let end = window.start.addingTimeInterval(Self.window)
-            if now >= end {
-                state.windows[client] = nil
-                return nil
+            var lockoutEnd: Date?
+            for (key, limit) in Self.keys(of: client) {
+                guard let window = state.windows[key] else { continue }
+                let end = window.start.addingTimeInterval(Self.window)
+                if now >= end {
+                    state.windows[key] = nil
+                } else if window.failures >= limit {
+                    lockoutEnd = max(lockoutEnd ?? end, end)
+                }
             }
-            guard window.failures >= Self.maximumFailures else { return nil }
+            guard let lockoutEnd else { return nil }
             if let credential, state.isRemembered(credential) { return nil }
-            return max(1, Int(end.timeIntervalSince(now).rounded(.up)))
+            return max(1, Int(lockoutEnd.timeIntervalSince(now).rounded(.up)))
         }
         if let retryAfter { throw APIError.tooManyAuthFailures(retryAfter: retryAfter) }
     }
@@ -118,21 +130,29 @@ final class AuthFailureLimiter: Sendable {
     func recordFailure(_ client: String) {
         let now = clock.now()
         state.withLock { state in
-            if var window = state.windows[client], now < window.start.addingTimeInterval(Self.window) {
-                window.failures += 1
-                state.windows[client] = window
-                return
-            }
-            if state.windows.count >= Self.maximumTrackedAddresses {
-                state.windows = state.windows.filter { now < $0.value.start.addingTimeInterval(Self.window) }
-                while state.windows.count >= Self.maximumTrackedAddresses,
-                    let oldest = state.windows.min(by: { $0.value.start < $1.value.start })?.key
-                {
-                    state.windows[oldest] = nil
+            for (key, _) in Self.keys(of: client) {
+                if var window = state.windows[key], now < window.start.addingTimeInterval(Self.window) {
+                    window.failures += 1
+                    state.windows[key] = window
+                    continue
                 }
+                if state.windows.count >= Self.maximumTrackedAddresses {
+                    state.windows = state.windows.filter { now < $0.value.start.addingTimeInterval(Self.window) }
+                }
+                if state.windows.count >= Self.maximumTrackedAddresses {
+                    // A tenth at once, the fewest failures first and of those the oldest: lock-outs stay.
+                    let weakest = state.windows.sorted { ($0.value.failures, $0.value.start) < ($1.value.failures, $1.value.start) }
+                    for (dropped, _) in weakest.prefix(Self.maximumTrackedAddresses / 10) { state.windows[dropped] = nil }
+                }
+                state.windows[key] = Window(start: now, failures: 1)
             }
-            state.windows[client] = Window(start: now, failures: 1)
         }
+    }
+
+    /// The keys a client's failures count under, each with its limit: the client itself, and for an IPv6 /64 its /48.
+    private static func keys(of client: String) -> [(key: String, limit: Int)] {
+        guard let wider = IPAddress.widerKey(ofClientKey: client) else { return [(client, maximumFailures)] }
+        return [(client, maximumFailures), (wider, maximumFailuresPerWiderPrefix)]
     }
 }
 

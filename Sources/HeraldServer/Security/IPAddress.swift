@@ -61,8 +61,21 @@ struct IPAddress: Hashable, Sendable, CustomStringConvertible {
     /// usually holds a whole /64).
     var clientKey: String {
         guard !isIPv4 else { return description }
-        let groups = stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
-        return groups.joined(separator: ":") + "::/64"
+        return Self.prefixKey(bytes, bits: 64)
+    }
+
+    /// The network a client key belongs to, for limits that must also hold for an attacker spread over many
+    /// clients: the /48 of an IPv6 /64 key (what one site is usually given, 65,536 /64s); `nil` for an IPv4 address
+    /// and for a key that is not an IPv6 /64 (`unknown`).
+    static func widerKey(ofClientKey key: String) -> String? {
+        guard key.hasSuffix("::/64"), let network = IPNetwork(key), !network.address.isIPv4 else { return nil }
+        return prefixKey(network.address.bytes, bits: 48)
+    }
+
+    /// `2001:db8:1::/48`: the first `bits` (a multiple of 16) of an IPv6 address in groups, then `::/bits`.
+    private static func prefixKey(_ bytes: [UInt8], bits: Int) -> String {
+        let groups = stride(from: 0, to: bits / 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
+        return groups.joined(separator: ":") + "::/\(bits)"
     }
 
     var description: String {

@@ -108,12 +108,38 @@ public final class LogLineWriter: @unchecked Sendable {
         }
     }
 
-    /// The writer as a `TextOutputStream`.
+    /// The writer as a `TextOutputStream`, for text log lines: each line's control characters are escaped (see
+    /// ``escapingControlCharacters(_:)``), so that a value a sender chose cannot end a line early, forge another or
+    /// write a NUL byte.
     public struct Stream: TextOutputStream, Sendable {
         let writer: LogLineWriter
 
         public mutating func write(_ string: String) {
-            writer.write(string)
+            writer.write(LogLineWriter.escapingControlCharacters(string))
         }
+    }
+
+    /// `line` with every control character escaped except its final newline: `\n`, `\r` and `\t` as written here,
+    /// the others (C0, DEL, C1) as `\u{1B}`. A line without one is returned as it is (the common case costs one scan of
+    /// its bytes).
+    public static func escapingControlCharacters(_ line: String) -> String {
+        let hasFinalNewline = line.utf8.last == 0x0A
+        let body = hasFinalNewline ? line.utf8.dropLast() : line.utf8[...]
+        // Control characters are bytes below 0x20, 0x7F, or (C1) 0xC2 followed by 0x80–0x9F.
+        guard body.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == 0xC2 }) else { return line }
+        var escaped = ""
+        escaped.reserveCapacity(line.utf8.count + 16)
+        for scalar in Substring(body).unicodeScalars {
+            switch scalar {
+            case "\n": escaped += "\\n"
+            case "\r": escaped += "\\r"
+            case "\t": escaped += "\\t"
+            case _ where scalar.properties.generalCategory == .control:
+                escaped += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        if hasFinalNewline { escaped += "\n" }
+        return escaped
     }
 }

@@ -20,8 +20,32 @@ public enum UserIDRule {
     }
 }
 
+/// The one rule for a sender's value that Herald sends on as an HTTP/2 header value (the APNs collapse id): no control
+/// character. RFC 9113 §8.2.1 forbids NUL, LF and CR in a field value, and swift-nio-http2 refuses to send one (the
+/// notification could never be delivered); the other C0 controls, DEL and the C1 controls have no place in a header
+/// either, and would reach the text log as they are.
+///
+/// ```swift
+/// let collapseID = try HeaderValueRule.validated(text, field: "data.tag")   // 400 invalid_field otherwise
+/// ```
+enum HeaderValueRule {
+    /// Whether `value` has no control character (U+0000–U+001F, U+007F, U+0080–U+009F).
+    static func accepts(_ value: String) -> Bool {
+        !value.unicodeScalars.contains { $0.properties.generalCategory == .control }
+    }
+
+    /// `value`, unchanged, when it has no control character; otherwise 400 `invalid_field` for `field` (its JSON path).
+    static func validated(_ value: String, field: String) throws(APIError) -> String {
+        guard accepts(value) else {
+            throw APIError.invalidField(
+                field, "\(field) must not contain control characters (CR, LF, NUL, tab and the like): it is sent as an HTTP/2 header value.")
+        }
+        return value
+    }
+}
+
 /// The one rule for a collapse id (`notification_id`, Home Assistant's `data.tag` and `apns-collapse-id`): at most
-/// 64 bytes of UTF-8, the limit APNs sets on `apns-collapse-id`.
+/// 64 bytes of UTF-8, the limit APNs sets on `apns-collapse-id`, and no control character (``HeaderValueRule``).
 ///
 /// ```swift
 /// notificationID = try fields.optionalString("notification_id").map { try CollapseIDRule.validated($0, field: "notification_id") }
@@ -36,6 +60,6 @@ enum CollapseIDRule {
             throw APIError.invalidField(
                 field, "\(field) must be at most \(maximumBytes) bytes (it is the APNs collapse id); got \(value.utf8.count).")
         }
-        return value
+        return try HeaderValueRule.validated(value, field: field)
     }
 }

@@ -28,6 +28,8 @@ struct WebSocketController: Sendable {
     /// The other instances on the database, when there are (PostgreSQL).
     let link: ClusterLink?
     let sessionConfiguration: WebSocketSession.Configuration
+    /// For the sockets' subscribe budgets.
+    let clock: any WallClock
     let logger: Logger
 
     /// The endpoint's path, as request targets spell it.
@@ -76,9 +78,11 @@ struct WebSocketController: Sendable {
     }
 
     /// Answers one message of a socket (``WebSocketSession`` hands them over one at a time) and returns the socket's
-    /// subscription after it. A message that does not decode is answered with an error and changes nothing.
+    /// subscription after it. A message that does not decode is answered with an error and changes nothing; so is a
+    /// subscribe beyond the socket's `budget` (`too_many_subscribes`, before its credentials are checked).
     func answer(
-        _ frame: WebSocketMessage, subscription: Subscription?, client: String, socket: WebSocketConnection
+        _ frame: WebSocketMessage, subscription: Subscription?, budget: inout SubscribeBudget, client: String,
+        socket: WebSocketConnection
     ) async -> Subscription? {
         do {
             let message: WebSocketClientMessage
@@ -90,6 +94,10 @@ struct WebSocketController: Sendable {
             }
             switch message {
             case .subscribe(let id, let userID, let secret, let supportsConfirm):
+                guard budget.take(at: clock.now()) else {
+                    try await send(WebSocketErrorResult(id: id, .tooManySubscribes).json, on: socket)
+                    return subscription
+                }
                 let outcome = try await subscribe(
                     id: id, userID: userID, secret: secret, supportsConfirm: supportsConfirm, replacing: subscription,
                     client: client, socket: socket)

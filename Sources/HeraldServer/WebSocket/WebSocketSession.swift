@@ -26,6 +26,10 @@ final class WebSocketSession: ChannelDuplexHandler, RemovableChannelHandler {
         var pingInterval: Duration
         /// How long the server waits for the client's answer to its close frame before it closes the connection.
         var closeTimeout: Duration = .seconds(15)
+        /// How long a socket may stay open without a subscription; then it is closed (1008).
+        var subscribeTimeout: Duration = .seconds(10)
+        /// Subscribe messages per minute on one socket after a burst of ``SubscribeBudget/burst``; 0: no limit.
+        var subscribesPerMinute = 6
     }
 
     /// Asks the session to close with `code` (a user outbound event, see ``WebSocketConnection/close(_:reason:)``).
@@ -50,6 +54,11 @@ final class WebSocketSession: ChannelDuplexHandler, RemovableChannelHandler {
     private var state = State.open
     /// The socket's subscription, once it has one.
     private var subscription: WebSocketController.Subscription?
+    /// The subscribe messages the socket may still send.
+    private var subscribeBudget: SubscribeBudget
+    /// Closes the socket if it has not subscribed by then; cancelled by the first subscription.
+    private var subscribeDeadline: Scheduled<Void>?
+    private var isPastSubscribeDeadline = false
 
     /// A text or binary message whose last frame has not arrived yet.
     private var unfinished: (opcode: WebSocketOpcode, data: ByteBuffer)?
@@ -69,6 +78,7 @@ final class WebSocketSession: ChannelDuplexHandler, RemovableChannelHandler {
         self.client = client
         self.configuration = configuration
         self.connection = WebSocketConnection(channel: channel)
+        subscribeBudget = SubscribeBudget(perMinute: configuration.subscribesPerMinute)
     }
 
     // MARK: Channel events
@@ -81,11 +91,15 @@ final class WebSocketSession: ChannelDuplexHandler, RemovableChannelHandler {
         pinger = context.eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { _ in
             session.value.ping()
         }
+        subscribeDeadline = context.eventLoop.scheduleTask(in: TimeAmount(configuration.subscribeTimeout)) {
+            session.value.subscribeDeadlinePassed()
+        }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         pinger?.cancel()
         closeDeadline?.cancel()
+        subscribeDeadline?.cancel()
         self.context = nil  // the context holds this handler
     }
 
@@ -94,6 +108,7 @@ final class WebSocketSession: ChannelDuplexHandler, RemovableChannelHandler {
         connection.markClosed()
         pinger?.cancel()
         closeDeadline?.cancel()
+        subscribeDeadline?.cancel()
         waiting = []
         unfinished = nil
         if let subscription { controller.ended(subscription) }
@@ -136,6 +151,10 @@ final class WebSocketSession: ChannelDuplexHandler, RemovableChannelHandler {
         // Graceful shutdown: the server asks every connection to finish.
         if event is ChannelShouldQuiesceEvent {
             close(.goingAway, reason: "Herald is shutting down")
+        } else if let event = event as? ChannelEvent, event == .inputClosed {
+            // The client closed its side (the server allows half-closed connections for HTTP): nothing more can come,
+            // and a socket that waited for the ping timeout would hold its connection slot for a minute.
+            context.close(promise: nil)
         } else {
             context.fireUserInboundEventTriggered(event)
         }
@@ -202,22 +221,32 @@ final class WebSocketSession: ChannelDuplexHandler, RemovableChannelHandler {
         isAnswering = true
         let message = waiting.removeFirst()
         let (controller, client, connection, subscription) = (self.controller, self.client, self.connection, self.subscription)
+        let budget = subscribeBudget
         let session = NIOLoopBound(self, eventLoop: context.eventLoop)
         context.eventLoop.makeFutureWithTask {
-            await controller.answer(message, subscription: subscription, client: client, socket: connection)
-        }.whenSuccess { subscription in
-            session.value.answered(leaving: subscription)
+            var budget = budget
+            let subscription = await controller.answer(
+                message, subscription: subscription, budget: &budget, client: client, socket: connection)
+            return (subscription, budget)
+        }.whenSuccess { subscription, budget in
+            session.value.answered(leaving: subscription, budget: budget)
         }
     }
 
-    private func answered(leaving newSubscription: WebSocketController.Subscription?) {
+    private func answered(leaving newSubscription: WebSocketController.Subscription?, budget: SubscribeBudget) {
         isAnswering = false
+        subscribeBudget = budget
         if case .closed = state {
             // The socket closed while the message was being answered, and ended the subscription it had then.
             if let newSubscription, newSubscription.id != subscription?.id { controller.ended(newSubscription) }
             return
         }
         subscription = newSubscription
+        if newSubscription != nil {
+            subscribeDeadline?.cancel()
+            subscribeDeadline = nil
+        }
+        closeIfNeverSubscribed()
         answerNext()
         if !isAnswering, isReadHeld {
             isReadHeld = false
@@ -226,6 +255,20 @@ final class WebSocketSession: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     // MARK: Ping and close
+
+    private func subscribeDeadlinePassed() {
+        subscribeDeadline = nil
+        isPastSubscribeDeadline = true
+        closeIfNeverSubscribed()
+    }
+
+    /// Closes a socket that has not subscribed by its deadline (a subscribe being answered then gets its answer
+    /// first): an idle socket must not hold a connection slot.
+    private func closeIfNeverSubscribed() {
+        guard isPastSubscribeDeadline, subscription == nil, !isAnswering, case .open = state else { return }
+        close(.policyViolation, reason: "No subscription within \(configuration.subscribeTimeout.components.seconds) s")
+        context.close(promise: nil)
+    }
 
     private func ping() {
         guard case .open = state else { return }
