@@ -3,6 +3,7 @@ import HeraldCore
 import HummingbirdWSClient
 import Logging
 import NIOCore
+import Synchronization
 
 extension Bench {
     /// Scenario 8: another user's notifications while one device attacks the delivery engine, the attack of the
@@ -46,7 +47,8 @@ extension Bench {
             }
         }
         if let note = flood.failureNote("scenario 8 flood") { report.note(note) }
-        let attack = Task { await Self.subscribeWithoutConfirming(port: port, device: attacker) }
+        let attackerEvents = EventCounter()
+        let attack = Task { await Self.subscribeWithoutConfirming(port: port, device: attacker, events: attackerEvents) }
         try await Task.sleep(for: .seconds(3))
         let attacked = await victimRun(client: client, victim: victim, sends: victimSends, label: "victim, under attack")
         attack.cancel()
@@ -73,6 +75,10 @@ extension Bench {
             Figure(
                 scenario: scenario, name: "the attacker's critical alerts accepted", value: Double(flood.totalSucceeded),
                 unit: "count"))
+        report.add(
+            Figure(
+                scenario: scenario, name: "events the attacker's client received (and never confirmed)",
+                value: Double(attackerEvents.value.load(ordering: .relaxed)), unit: "count"))
     }
 
     /// One notification to the victim's device every 200 ms, one after another.
@@ -97,7 +103,7 @@ extension Bench {
 
     /// The attacker's client: subscribes with `support_confirm`, reads every event, confirms none, and subscribes
     /// again every 1.5 s, until cancelled.
-    private static func subscribeWithoutConfirming(port: Int, device: DeviceIdentity) async {
+    private static func subscribeWithoutConfirming(port: Int, device: DeviceIdentity, events: EventCounter) async {
         var logger = Logger(label: "bench-attacker")
         logger.logLevel = .critical
         let subscribe =
@@ -105,7 +111,11 @@ extension Bench {
             + #""device_secret":"\#(device.secret)","support_confirm":true}"#
         _ = try? await WebSocketClient.connect(url: "ws://127.0.0.1:\(port)/api/push/websocket", logger: logger) { inbound, outbound, _ in
             try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { for try await _ in inbound.messages(maxSize: 1 << 16) {} }
+                group.addTask {
+                    for try await message in inbound.messages(maxSize: 1 << 16) {
+                        if case .text(let text) = message, text.contains(#""type":"event""#) { events.value.add(1, ordering: .relaxed) }
+                    }
+                }
                 group.addTask {
                     while !Task.isCancelled {
                         try await outbound.write(.text(subscribe))
@@ -117,4 +127,9 @@ extension Bench {
             }
         }
     }
+}
+
+/// A count that escaping closures can share.
+final class EventCounter: Sendable {
+    let value = Atomic(0)
 }
