@@ -102,7 +102,7 @@ public final class GroupCommit: Sendable {
         return try await store.notification(id: id)
     }
 
-    /// Accepts and refused-after-the-deadline counts (a batch given up while its commit was on its way).
+    /// The batches given up at their deadline so far: rolled back, or refused while their commit was on its way.
     public var givenUpBatches: GivenUp { givenUp.state.withLock { $0 } }
 
     /// An accept or a read, with its deadline when there is one (outcomes have none: nobody waits for them).
@@ -201,6 +201,12 @@ public final class GroupCommit: Sendable {
         public var committing = 0
         /// The accepts of those batches, refused although they may be delivered.
         public var acceptsMaybeCommitted = 0
+
+        public init(rolledBack: Int = 0, committing: Int = 0, acceptsMaybeCommitted: Int = 0) {
+            self.rolledBack = rolledBack
+            self.committing = committing
+            self.acceptsMaybeCommitted = acceptsMaybeCommitted
+        }
     }
 }
 

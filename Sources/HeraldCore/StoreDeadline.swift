@@ -32,6 +32,8 @@ public final class DeadlineAlarm: Sendable {
         var armed: [UInt64: (deadline: ContinuousClock.Instant, action: Action)] = [:]
         var nextToken: UInt64 = 0
         var task: Task<Void, Never>?
+        /// The current task's number: a task that was replaced (one that would wake too late) leaves the state alone.
+        var generation: UInt64 = 0
         /// When the task wakes next; `nil` while no task runs.
         var wakesAt: ContinuousClock.Instant?
     }
@@ -54,7 +56,9 @@ public final class DeadlineAlarm: Sendable {
             // No task, or one that sleeps past this deadline: start one that wakes in time.
             let stale = state.task
             state.wakesAt = deadline
-            state.task = Task { await self.run() }
+            state.generation &+= 1
+            let generation = state.generation
+            state.task = Task { await self.run(generation) }
             return (token, stale)
         }
         stale?.cancel()
@@ -66,10 +70,11 @@ public final class DeadlineAlarm: Sendable {
         state.withLock { _ = $0.armed.removeValue(forKey: token) }
     }
 
-    private func run() async {
+    private func run(_ generation: UInt64) async {
         while !Task.isCancelled {
             let now = ContinuousClock.now
             let (due, next) = state.withLock { state -> ([Action], ContinuousClock.Instant?) in
+                guard state.generation == generation else { return ([], nil) }
                 var due: [Action] = []
                 var next: ContinuousClock.Instant?
                 for (token, entry) in state.armed {

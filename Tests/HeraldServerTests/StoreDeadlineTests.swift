@@ -36,6 +36,7 @@ struct StoreDeadlineTests {
 
         proxy.set(.freeze)
         let client = wideClient()
+        defer { shutDown(client) }
         let refused = try await withThrowingTaskGroup(of: (Answer, Duration).self) { group in
             for index in 0..<20 {
                 group.addTask { try await timed { try await send(base, device, title: "refused-\(index)", client: client) } }
@@ -60,7 +61,6 @@ struct StoreDeadlineTests {
         #expect(relay.json["message"] != nil)
         #expect(relay.retryAfter == "1")
         #expect(relayElapsed < Self.answerWithin)
-        try await client.shutdown()
         let (ready, readyElapsed) = try await timed { try await get(base + "/readyz") }
         #expect(ready.status == 503)
         #expect(ready.json["status"] == "store unreachable")
@@ -97,6 +97,7 @@ struct StoreDeadlineTests {
         proxy.dropConnections()
         // Clients that give up after 2 s and try again, as the clients of the issue did (they gave up after 10 s).
         let client = wideClient()
+        defer { shutDown(client) }
         var answers: [(Answer?, Duration)] = []
         for wave in 0..<3 {
             answers += await withTaskGroup(of: (Answer?, Duration).self) { group in
@@ -112,7 +113,6 @@ struct StoreDeadlineTests {
             }
         }
         let descriptorsDuring = descriptors(of: cluster.instances[0])
-        try await client.shutdown()
         let answered = answers.compactMap(\.0)
         #expect(answered.count == 300, "\(300 - answered.count) requests got no answer within 2 s")
         #expect(answered.allSatisfy { $0.status == 503 && $0.retryAfter == "1" }, "\(Set(answered.map(\.status)))")
@@ -148,6 +148,11 @@ private func wideClient() -> HTTPClient {
     HTTPClient(
         eventLoopGroupProvider: .singleton,
         configuration: .init(connectionPool: .init(idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: 200)))
+}
+
+/// Shuts a client down whatever way the test ends (a client must be shut down before it is released).
+private func shutDown(_ client: HTTPClient) {
+    client.shutdown { _ in }
 }
 
 private func timed<Value: Sendable>(_ body: () async throws -> Value) async throws -> (Value, Duration) {
