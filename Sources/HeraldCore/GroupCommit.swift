@@ -87,7 +87,18 @@ public final class GroupCommit: Sendable {
     public func save(
         _ outcome: DeliveryOutcome, mayWait: Bool = false, whenQueued: (@Sendable () -> Void)? = nil
     ) async throws {
-        _ = try await batcher.submit(Queued(entry: .outcome(outcome)), mayWait: mayWait, whenQueued: whenQueued)
+        var whenQueued = whenQueued
+        while true {
+            do {
+                _ = try await batcher.submit(Queued(entry: .outcome(outcome)), mayWait: mayWait, whenQueued: whenQueued)
+                return
+            } catch is OutcomeGivenUpWithItsBatch {
+                // Its batch was given up for an accept's deadline: nobody refused anything for the outcome, and a
+                // delivery whose outcome were lost would be delivered again. Queued again (saving it twice is
+                // harmless: the second finds the lease released and writes nothing).
+                whenQueued = nil
+            }
+        }
     }
 
     /// Commits held-back outcomes now, and holds none back from now on (at shutdown).
@@ -127,7 +138,9 @@ public final class GroupCommit: Sendable {
             let answer = Mutex<CheckedContinuation<[Result<AcceptDecision?, any Error>], Never>?>(continuation)
             let token = alarm.arm(at: deadline) {
                 guard let continuation = answer.withLock({ $0.take() }) else { return }
-                let (results, wasCommitting) = attempt.giveUp(refusal)
+                let (results, wasCommitting) = attempt.giveUp { index in
+                    entries[index].isOutcome ? OutcomeGivenUpWithItsBatch() as any Error : refusal
+                }
                 if let wasCommitting {
                     givenUp.state.withLock { $0.committing += 1; $0.acceptsMaybeCommitted += wasCommitting.count { entries[$0].isAccept } }
                 } else {
@@ -216,7 +229,12 @@ private final class GivenUpCount: Sendable {
 
 extension GroupCommit.Entry {
     fileprivate var isAccept: Bool { if case .accept = self { true } else { false } }
+    fileprivate var isOutcome: Bool { if case .outcome = self { true } else { false } }
 }
+
+/// An outcome whose batch was given up for another entry's deadline: ``GroupCommit/save(_:mayWait:whenQueued:)``
+/// queues it again.
+private struct OutcomeGivenUpWithItsBatch: Error {}
 
 /// One batch written under a deadline: which entries have their answer, and whether a commit is on its way (its store
 /// passed the gate). The writer's task records; the deadline gives up; each under the lock, so an entry is answered
@@ -266,12 +284,12 @@ private final class CommitAttempt: Sendable {
         }
     }
 
-    /// Gives up: every entry without an answer gets `error`. Returns the entries whose commit was on its way (they
+    /// Gives up: every entry without an answer gets its `error`. Returns the entries whose commit was on its way (they
     /// may be committed), or `nil` when none was (whatever was being written is rolled back).
-    func giveUp(_ error: any Error) -> (results: [Result<AcceptDecision?, any Error>], wasCommitting: [Int]?) {
+    func giveUp(_ error: (Int) -> any Error) -> (results: [Result<AcceptDecision?, any Error>], wasCommitting: [Int]?) {
         state.withLock { state in
             state.isGivenUp = true
-            let results = state.results.map { $0 ?? .failure(error) }
+            let results = state.results.enumerated().map { index, result in result ?? .failure(error(index)) }
             return (results, state.isCommitting ? state.writing : nil)
         }
     }

@@ -54,6 +54,24 @@ struct GroupCommitDeadlineTests {
         #expect(await eventually { store.committed.count == 1 })
     }
 
+    /// A delivery outcome riding in a batch given up for an accept's deadline is not lost (the notification would be
+    /// delivered again when its lease expires): it is queued again and saved once the store answers.
+    @Test func anOutcomeInABatchGivenUpIsSavedOnceTheStoreAnswers() async throws {
+        let store = StallingStore(stall: .beforeGate)
+        let commit = GroupCommit(store: store, owner: "a", patience: nil, timeout: Self.timeout)
+        let first = Task { try await commit.accept(Self.accept()) }
+        #expect(await eventually { store.commitsStarted == 1 })
+        let outcome = DeliveryOutcome(notification: Self.accept().notification)
+        let saved = Task { try await commit.save(outcome) }
+        let second = Task { try await commit.accept(Self.accept()) }
+        await #expect(throws: StoreDeadlineExceeded.self) { _ = try await first.value }
+        await #expect(throws: StoreDeadlineExceeded.self) { _ = try await second.value }
+        store.goOn()
+        try await saved.value
+        #expect(store.committed.flatMap(\.outcomes).map(\.notification.id) == [outcome.notification.id])
+        #expect(store.committed.flatMap(\.accepts).isEmpty, "no refused accept was written")
+    }
+
     @Test func withoutADeadlineAnAcceptWaitsForTheStore() async throws {
         let store = StallingStore(stall: .beforeGate)
         let commit = GroupCommit(store: store, owner: "a", patience: nil)
