@@ -65,6 +65,7 @@ struct StoreDeadlineTests {
         #expect(ready.status == 503)
         #expect(ready.json["status"] == "store unreachable")
         #expect(readyElapsed < .seconds(2), "/readyz answered after \(readyElapsed)")
+        print("frozen store: /readyz answered 503 after \(readyElapsed)")
         try await Task.sleep(for: .seconds(2))  // still frozen: /readyz must not say ready after a while either
         #expect(try await get(base + "/readyz").status == 503)
 
