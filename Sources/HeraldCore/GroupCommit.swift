@@ -97,6 +97,11 @@ public final class GroupCommit: Sendable {
                 // delivery whose outcome were lost would be delivered again. Queued again (saving it twice is
                 // harmless: the second finds the lease released and writes nothing).
                 whenQueued = nil
+            } catch let error as StoreDeadlineExceeded {
+                // The store did not answer in time (a PostgreSQL call's deadline): tried again, as the outcome
+                // waited for the store before there were deadlines, unless the worker is stopping.
+                guard !Task.isCancelled else { throw error }
+                whenQueued = nil
             }
         }
     }
@@ -157,7 +162,7 @@ public final class GroupCommit: Sendable {
     }
 
     /// One transaction for all entries; if it fails, each entry alone, so that one bad entry (a device deleted
-    /// meanwhile) fails only its own caller. With an attempt, each result is recorded in it as it comes, and nothing
+    /// meanwhile) fails only its own caller; not when the store did not answer in time. With an attempt, each result is recorded in it as it comes, and nothing
     /// more is tried once it was given up.
     private static func write(
         _ entries: [Entry], to store: any NotificationStore, owner: String, attempt: (CommitAttempt, CommitGate)?
@@ -169,7 +174,7 @@ public final class GroupCommit: Sendable {
                 .map { .success($0) }
             attempt?.0.record(all, results)
             return results
-        } catch where entries.count > 1 {
+        } catch where entries.count > 1 && !(error is StoreDeadlineExceeded) {
             var results: [Result<AcceptDecision?, any Error>] = []
             for (index, entry) in entries.enumerated() {
                 guard attempt?.0.willCommit([index]) ?? true else {
@@ -183,8 +188,10 @@ public final class GroupCommit: Sendable {
             }
             return results
         } catch {
-            attempt?.0.record(all, [.failure(error)])
-            return [.failure(error)]
+            // One entry, or a store that did not answer in time (each entry alone would wait as long again).
+            let results = entries.map { _ in Result<AcceptDecision?, any Error>.failure(error) }
+            attempt?.0.record(all, results)
+            return results
         }
     }
 

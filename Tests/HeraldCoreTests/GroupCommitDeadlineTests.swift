@@ -72,6 +72,16 @@ struct GroupCommitDeadlineTests {
         #expect(store.committed.flatMap(\.accepts).isEmpty, "no refused accept was written")
     }
 
+    /// An outcome whose store call passed its own deadline (a PostgreSQL call's) is tried again, not dropped.
+    @Test func anOutcomeWhoseStoreCallMissedItsDeadlineIsTriedAgain() async throws {
+        let store = StallingStore(stall: .never, failures: 2)
+        let commit = GroupCommit(store: store, owner: "a", patience: nil, timeout: Self.timeout)
+        let outcome = DeliveryOutcome(notification: Self.accept().notification)
+        try await commit.save(outcome)
+        #expect(store.commitsStarted == 3)
+        #expect(store.committed.flatMap(\.outcomes).map(\.notification.id) == [outcome.notification.id])
+    }
+
     @Test func withoutADeadlineAnAcceptWaitsForTheStore() async throws {
         let store = StallingStore(stall: .beforeGate)
         let commit = GroupCommit(store: store, owner: "a", patience: nil)
@@ -92,20 +102,26 @@ struct GroupCommitDeadlineTests {
 
 /// A store whose first commit stalls, before or after passing its batch's gate, until ``goOn()``.
 private final class StallingStore: NotificationStore {
-    enum Stall { case beforeGate, afterGate }
+    enum Stall { case beforeGate, afterGate, never }
 
     private struct State {
         var committed: [WriteBatch] = []
         var started = 0
         var refusedAtGate = 0
+        var failuresLeft: Int
         var isGoingOn = false
         var waiting: [CheckedContinuation<Void, Never>] = []
     }
 
     private let stall: Stall
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
-    init(stall: Stall) { self.stall = stall }
+    /// `failures`: the first commits that throw ``StoreDeadlineExceeded`` at once, as a PostgreSQL call past its
+    /// deadline does.
+    init(stall: Stall, failures: Int = 0) {
+        self.stall = stall
+        state = Mutex(State(failuresLeft: failures))
+    }
 
     var committed: [WriteBatch] { state.withLock { $0.committed } }
     var commitsStarted: Int { state.withLock { $0.started } }
@@ -131,7 +147,12 @@ private final class StallingStore: NotificationStore {
     }
 
     func commit(_ batch: WriteBatch) async throws -> [AcceptDecision] {
-        state.withLock { $0.started += 1 }
+        let fails = state.withLock { state in
+            state.started += 1
+            defer { state.failuresLeft -= 1 }
+            return state.failuresLeft > 0
+        }
+        if fails { throw StoreDeadlineExceeded("a connection and its statements", after: .seconds(1)) }
         if stall == .beforeGate { await wait() }
         do {
             try batch.gate?.pass()
