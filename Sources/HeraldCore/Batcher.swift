@@ -14,6 +14,10 @@ import Synchronization
 /// longest delay has passed. The group commit saves delivery outcomes that nobody waits for this way: they ride along
 /// with the next accept instead of costing a commit (and an fsync) of their own.
 ///
+/// An entry may have a deadline (``BatchDeadline``): one still queued when it passes is withdrawn, never processed,
+/// and its caller gets the deadline's error at once (the group commit's accepts: a request answered 503 is not
+/// written later). An entry already taken into a batch is the batch's business.
+///
 /// ```swift
 /// let lookups = Batcher<String, Int?>(maximumBatch: 256) { keys in
 ///     keys.map { .success(table[$0]) }
@@ -34,6 +38,8 @@ public final class Batcher<Entry: Sendable, Answer: Sendable>: Sendable {
         var entry: Entry
         var mayWait: Bool
         var continuation: CheckedContinuation<Turn, Never>?
+        /// The deadline's alarm, while armed.
+        var alarm: UInt64?
     }
 
     /// A leader holding back its batch for company, since when.
@@ -92,6 +98,8 @@ public final class Batcher<Entry: Sendable, Answer: Sendable>: Sendable {
     private let patience: BatchPatience?
     private let process: Process
     private let state = Mutex(State())
+    /// The deadlines of queued entries.
+    private let deadlines = DeadlineAlarm()
 
     /// - Parameters:
     ///   - maximumBatch: the most entries one `process` call takes; the rest wait for the next.
@@ -128,9 +136,10 @@ public final class Batcher<Entry: Sendable, Answer: Sendable>: Sendable {
 
     /// Submits one entry; returns its answer once its batch was processed. `whenQueued` runs as soon as the entry is
     /// in the queue, before any batch that holds it starts: anything submitted after it is processed after it.
-    /// `mayWait`: the entry's batch may hold back for company (see ``BatchPatience``).
+    /// `mayWait`: the entry's batch may hold back for company (see ``BatchPatience``). `deadline`: past it, an entry
+    /// still queued is withdrawn and its error thrown.
     public func submit(
-        _ entry: Entry, mayWait: Bool = false, whenQueued: (@Sendable () -> Void)? = nil
+        _ entry: Entry, mayWait: Bool = false, deadline: BatchDeadline? = nil, whenQueued: (@Sendable () -> Void)? = nil
     ) async throws -> Answer {
         var ticket: UInt64 = 0
         let turn = await withCheckedContinuation { (continuation: CheckedContinuation<Turn, Never>) in
@@ -139,7 +148,12 @@ public final class Batcher<Entry: Sendable, Answer: Sendable>: Sendable {
                 state.nextTicket &+= 1
                 if !mayWait { state.queueHasUrgent = true }
                 if state.isRunning {
-                    state.queue.append(Waiting(ticket: ticket, entry: entry, mayWait: mayWait, continuation: continuation))
+                    var waiting = Waiting(ticket: ticket, entry: entry, mayWait: mayWait, continuation: continuation)
+                    if let deadline {
+                        let ticket = ticket
+                        waiting.alarm = deadlines.arm(at: deadline.at) { self.withdraw(ticket, error: deadline.error) }
+                    }
+                    state.queue.append(waiting)
                     return (false, state.leaderToWake(patience))
                 }
                 state.isRunning = true
@@ -171,6 +185,7 @@ public final class Batcher<Entry: Sendable, Answer: Sendable>: Sendable {
             state.queueHasUrgent = state.queue.contains { !$0.mayWait }
             return batch
         }
+        for waiting in batch { if let alarm = waiting.alarm { deadlines.disarm(alarm) } }
         let results = await process(batch.map(\.entry))
         precondition(results.count == batch.count, "a batch answers every entry")
         var mine: Result<Answer, any Error>?
@@ -186,14 +201,29 @@ public final class Batcher<Entry: Sendable, Answer: Sendable>: Sendable {
                 state.isRunning = false
                 return nil
             }
-            // The next leader's own entry stays queued; it takes it with the rest.
+            // The next leader's own entry stays queued; it takes it with the rest (and is no longer withdrawn).
             let continuation = state.queue[0].continuation
             state.queue[0].continuation = nil
+            if let alarm = state.queue[0].alarm { deadlines.disarm(alarm) }
+            state.queue[0].alarm = nil
             return continuation
         }
         next?.resume(returning: .lead)
         guard let mine else { preconditionFailure("the leader's entry is in its own batch") }
         return mine
+    }
+
+    /// Withdraws a queued entry whose deadline passed, unless a batch took it (or it leads the next one).
+    private func withdraw(_ ticket: UInt64, error: any Error) {
+        let continuation = state.withLock { state -> CheckedContinuation<Turn, Never>? in
+            guard let index = state.queue.firstIndex(where: { $0.ticket == ticket }),
+                let continuation = state.queue[index].continuation
+            else { return nil }
+            state.queue.remove(at: index)
+            state.queueHasUrgent = state.queue.contains { !$0.mayWait }
+            return continuation
+        }
+        continuation?.resume(returning: .done(.failure(error)))
     }
 
     /// Holds the batch back while it holds only entries that may wait, too few of them, and the delay has not passed.
@@ -266,6 +296,17 @@ public final class Batcher<Entry: Sendable, Answer: Sendable>: Sendable {
                 return
             }
         }
+    }
+}
+
+/// When an entry that is still queued is withdrawn, and the error its caller then gets.
+public struct BatchDeadline: Sendable {
+    public var at: ContinuousClock.Instant
+    public var error: any Error
+
+    public init(at: ContinuousClock.Instant, error: any Error) {
+        self.at = at
+        self.error = error
     }
 }
 

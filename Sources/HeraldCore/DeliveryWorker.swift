@@ -70,13 +70,18 @@ public final class DeliveryWorker: Service, Sendable {
         /// name takes back its own leases at once (they belong to its dead predecessor); under another name it waits
         /// for them to expire.
         public var instanceID: String?
+        /// How long an accept or a status read waits for the group commit, at most (`HERALD_STORE_TIMEOUT_MS`);
+        /// `nil`: as long as the store takes.
+        public var storeTimeout: Duration?
 
         public init(
             maximumConcurrentDeliveries: Int = 1_024, retryPolicy: RetryPolicy = .init(), leaseDuration: TimeInterval = 30,
             tick: Duration = .milliseconds(100), refillInterval: Duration = .seconds(5), scheduleCapacity: Int = 50_000,
             deliveryWait: Duration = .milliseconds(500), handOverTimeout: TimeInterval = 15,
-            outcomeCommitDelay: Duration = GroupCommit.defaultPatience.maximumDelay, instanceID: String? = nil
+            outcomeCommitDelay: Duration = GroupCommit.defaultPatience.maximumDelay, instanceID: String? = nil,
+            storeTimeout: Duration? = nil
         ) {
+            self.storeTimeout = storeTimeout
             self.maximumConcurrentDeliveries = maximumConcurrentDeliveries
             self.retryPolicy = retryPolicy
             self.leaseDuration = leaseDuration
@@ -192,7 +197,8 @@ public final class DeliveryWorker: Service, Sendable {
         let patience = BatchPatience(
             maximumDelay: configuration.outcomeCommitDelay,
             enoughEntries: max(1, min(GroupCommit.defaultPatience.enoughEntries, configuration.maximumConcurrentDeliveries / 4)))
-        self.outbox = GroupCommit(store: store, owner: instanceID, metrics: metrics, patience: patience)
+        self.outbox = GroupCommit(
+            store: store, owner: instanceID, metrics: metrics, patience: patience, timeout: configuration.storeTimeout)
         self.state = Mutex(State(schedule: DeliverySchedule(capacity: configuration.scheduleCapacity)))
         (wakeups, wakeupSink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         (slotRequests, slotRequestSink) = AsyncStream.makeStream(of: Void.self)

@@ -137,11 +137,15 @@ public struct WriteBatch: Sendable, Equatable {
     public var outcomes: [DeliveryOutcome]
     /// The instance whose outcomes these are.
     public var owner: String
+    /// Passed by the store as the last thing before the commit (``CommitGate``): when it throws, nothing of the batch
+    /// is written.
+    public var gate: CommitGate?
 
-    public init(accepts: [AcceptRequest] = [], outcomes: [DeliveryOutcome] = [], owner: String) {
+    public init(accepts: [AcceptRequest] = [], outcomes: [DeliveryOutcome] = [], owner: String, gate: CommitGate? = nil) {
         self.accepts = accepts
         self.outcomes = outcomes
         self.owner = owner
+        self.gate = gate
     }
 }
 
@@ -169,6 +173,8 @@ public protocol NotificationStore: Sendable {
     /// `quota.maximum` is set, and if there is room stores the notification and counts it as successful), and saves
     /// every outcome whose lease `batch.owner` still holds (releasing the lease; a failed or expired outcome gives its
     /// quota back; a dead token deactivates the devices bound to it). Returns one decision per accept, in order.
+    /// Passes `batch.gate` after every statement and before the commit; when passing throws, throws that error and
+    /// writes nothing.
     func commit(_ batch: WriteBatch) async throws -> [AcceptDecision]
     /// Claims the given notifications that are pending, due at `now` and held by nobody (or by an expired lease);
     /// returns those it claimed.

@@ -30,7 +30,9 @@ public func buildApplication(
         if let givenStore {
             store = givenStore
         } else {
-            store = try await StoreFactory.open(configuration.databaseURL, maximumBytes: configuration.databaseMaximumBytes, logger: logger)
+            store = try await StoreFactory.open(
+                configuration.databaseURL, maximumBytes: configuration.databaseMaximumBytes, timeout: configuration.storeTimeout,
+                logger: logger)
         }
     } catch {
         throw ConfigurationError("HERALD_DATABASE_URL: cannot open \(StoreFactory.displayed(configuration.databaseURL)): \(error)")
@@ -61,7 +63,8 @@ public func buildApplication(
         configuration: .init(
             maximumConcurrentDeliveries: configuration.deliveryConcurrency, leaseDuration: configuration.leaseDuration,
             deliveryWait: configuration.deliveryWait, outcomeCommitDelay: configuration.outcomeCommitDelay,
-            instanceID: configuration.instanceID ?? defaultInstanceID(port: configuration.port)),
+            instanceID: configuration.instanceID ?? defaultInstanceID(port: configuration.port),
+            storeTimeout: configuration.storeTimeout),
         metrics: DeliveryMetrics(factory: metrics.factory), logger: logger)
     var configuration = configuration
     if let files = OpenFileLimit.raise(), files - OpenFileLimit.reserve < configuration.connectionLimits.maximumConnections {
@@ -135,14 +138,19 @@ func buildRouters(
     router.add(middleware: JSONErrorMiddleware())
     router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
     router.get("healthz") { _, _ in JSONResponse.make(status: .ok, body: ["status": "ok"]) }
+    let readinessDeadlines = DeadlineAlarm()
     router.get("readyz") { _, _ in
-        switch await store.readiness() {
+        // Within a second whatever the store does: a frozen database is not ready.
+        let readiness = try? await withStoreDeadline(readinessTimeout, what: "the readiness check", alarm: readinessDeadlines) {
+            await store.readiness()
+        }
+        switch readiness ?? .unreachable {
         case .ready:
-            JSONResponse.make(status: .ok, body: ["status": "ready"])
+            return JSONResponse.make(status: .ok, body: ["status": "ready"])
         case .unreachable:
-            JSONResponse.make(status: .serviceUnavailable, body: ["status": "store unreachable"])
+            return JSONResponse.make(status: .serviceUnavailable, body: ["status": "store unreachable"])
         case .cannotWrite(let reason):
-            JSONResponse.make(status: .serviceUnavailable, body: ["status": "store cannot write", "reason": .string(reason)])
+            return JSONResponse.make(status: .serviceUnavailable, body: ["status": "store cannot write", "reason": .string(reason)])
         }
     }
     let document = ByteBuffer(bytes: PackageResources.openapi_yaml)  // compiled into the binary
@@ -181,6 +189,9 @@ func buildRouters(
     webSocket.addRoutes(to: router)
     return (router, webSocket)
 }
+
+/// How long `/readyz` waits for the store's answer; past it, the store is not ready (`/readyz` answers within 1 s).
+let readinessTimeout: Duration = .milliseconds(800)
 
 /// The registration limits of the configuration, as the registration controller takes them.
 struct RegistrationSettings: Sendable {

@@ -6,11 +6,12 @@ import Logging
 public enum StoreFactory {
     /// `sqlite:PATH` (also `sqlite://PATH`) or a plain path → ``SQLiteStore``; `postgres://…` or `postgresql://…` →
     /// ``PostgresStore`` (see ``PostgresURL``); `memory:` → ``InMemoryStore``. The schema is brought up to date.
+    /// `timeout`: how long one PostgreSQL call may take (``PostgresStore/callTimeout``).
     public static func open(
-        _ url: String, maximumBytes: Int? = nil, logger: Logger = Logger(label: "herald.store")
+        _ url: String, maximumBytes: Int? = nil, timeout: Duration? = nil, logger: Logger = Logger(label: "herald.store")
     ) async throws -> any HeraldStore {
         if url == "memory:" { return InMemoryStore() }
-        if PostgresURL.isPostgres(url) { return try await PostgresStore(url: url, logger: logger) }
+        if PostgresURL.isPostgres(url) { return try await PostgresStore(url: url, callTimeout: timeout, logger: logger) }
         var path = url
         if path.hasPrefix("sqlite:") {
             path.removeFirst("sqlite:".count)

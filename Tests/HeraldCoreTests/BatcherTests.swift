@@ -175,4 +175,26 @@ struct BatcherTests {
         #expect(try await first.value == 70)
         #expect(log.batches.withLock { $0 } == [[7]])
     }
+
+    private struct TooLate: Error {}
+
+    /// Issue 29, item 5: an entry still queued when its deadline passes is answered at once with the deadline's
+    /// error and is never processed; one without a deadline waits for its batch.
+    @Test func anEntryStillQueuedAtItsDeadlineIsWithdrawnAndNeverProcessed() async throws {
+        let gated = GatedBatcher(maximumBatch: 8)
+        let first = Task { try await gated.batcher.submit(1) }
+        var started = gated.firstStarted.makeAsyncIterator()
+        _ = await started.next()
+        let patient = Task { try await gated.batcher.submit(3) }
+        let begun = ContinuousClock.now
+        await #expect(throws: TooLate.self) {
+            _ = try await gated.batcher.submit(2, deadline: BatchDeadline(at: .now + .milliseconds(100), error: TooLate()))
+        }
+        #expect(ContinuousClock.now - begun < .seconds(3))
+        await gated.waitUntilWaiting(1)
+        gated.release()
+        #expect(try await first.value == 10)
+        #expect(try await patient.value == 30)
+        #expect(!gated.log.batches.withLock { $0 }.joined().contains(2))
+    }
 }

@@ -19,6 +19,17 @@ struct ConfigurationTests {
         #expect(configuration.webSocketConfirmTimeout == .seconds(10))
         #expect(configuration.leaseDuration == 30)
         #expect(configuration.instanceID == nil)
+        #expect(configuration.storeTimeout == .seconds(3))
+    }
+
+    @Test func theStoreTimeoutIsReadInMillisecondsWithinItsRange() throws {
+        let configuration = try ConfigurationLoader.load(file: nil, environment: ["HERALD_STORE_TIMEOUT_MS": "1500"])
+        #expect(configuration.storeTimeout == .milliseconds(1_500))
+        for refused in ["0", "99", "120001", "soon"] {
+            #expect(throws: (any Error).self) {
+                _ = try ConfigurationLoader.load(file: nil, environment: ["HERALD_STORE_TIMEOUT_MS": refused])
+            }
+        }
     }
 
     @Test func leaseAndInstanceOptions() throws {

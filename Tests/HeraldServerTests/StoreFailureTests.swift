@@ -63,4 +63,53 @@ struct StoreFailureTests {
             #expect(afterwards.status == .created)
         }
     }
+
+    /// Issue 29, item 5: with the disk full, a small write that still fits (a device updated in place) cleared the
+    /// failure, and `/readyz` said 200 while every send was refused.
+    @Test("A small write that still fits on a full disk does not make /readyz say ready while sends fail")
+    func aSmallWriteThatFitsDoesNotClearAFullDisk() async throws {
+        var server = try TestServer(dailyLimit: 1_000_000)
+        server.configuration.databaseMaximumBytes = 256 * 1_024
+        server.configuration.registrationsPerMinute = 0
+        try await server.run { client in
+            let registered = try await client.post("/api/push/register", #"{"token": "\#(Fixtures.apnsToken(1))"}"#)
+            let device = Registration(
+                userID: try #require(try registered.json()["user_id"]?.stringValue),
+                secret: try #require(try registered.json()["device_secret"]?.stringValue))
+            let idle = try await client.post("/api/push/register", #"{"token": "\#(Fixtures.apnsToken(2))"}"#)
+            let other = Registration(
+                userID: try #require(try idle.json()["user_id"]?.stringValue),
+                secret: try #require(try idle.json()["device_secret"]?.stringValue))
+            // Sends until 20 in a row are refused: the disk is full for notifications.
+            var refusedInARow = 0
+            var lastRefusal: TestResponse?
+            for index in 0..<10_000 where refusedInARow < 20 {
+                let body = #"{"user_id": "\#(device.userID)", "title": "Filler \#(index)", "body": "\#(String(repeating: "x", count: 200))"}"#
+                let response = try await client.post("/api/push/notify", body)
+                if response.status == .serviceUnavailable {
+                    refusedInARow += 1
+                    lastRefusal = response
+                } else {
+                    refusedInARow = 0
+                }
+            }
+            #expect(refusedInARow == 20, "10,000 notifications fit in 256 KiB")
+            let refusal = try #require(lastRefusal)
+            #expect(try refusal.json()["code"] == "store_unavailable")
+            #expect(refusal.headers[.retryAfter] == "1")
+
+            // A write that fits in its page: a device without notifications re-registered with its own credentials.
+            let updated = try await client.post(
+                "/api/push/register", #"{"token": "\#(Fixtures.apnsToken(2))"}"#, headers: other.basic)
+            #expect(updated.status == .ok)
+            let readyAfterUpdate = try await client.execute(uri: "/readyz", method: .get)
+            #expect(readyAfterUpdate.status == .serviceUnavailable, "/readyz says the store cannot write after a small write fit")
+
+            let send = try await client.post("/api/push/notify", #"{"user_id": "\#(device.userID)", "title": "Still full", "body": "\#(String(repeating: "x", count: 200))"}"#)
+            #expect(send.status == .serviceUnavailable, "sends still fail")
+            let ready = try await client.execute(uri: "/readyz", method: .get)
+            #expect(ready.status == .serviceUnavailable, "/readyz says the store cannot write while sends fail")
+            #expect(try ready.json()["status"] == "store cannot write")
+        }
+    }
 }

@@ -54,6 +54,9 @@ public enum ConfigurationLoader {
         configuration.port = try reader.integer("HERALD_PORT", in: 0...65_535) ?? configuration.port
         configuration.databaseURL = reader.string("HERALD_DATABASE_URL") ?? configuration.databaseURL
         configuration.databaseMaximumBytes = try reader.integer("HERALD_DATABASE_MAX_BYTES", in: 65_536...Int.max)
+        if let milliseconds = try reader.integer("HERALD_STORE_TIMEOUT_MS", in: 100...120_000) {
+            configuration.storeTimeout = .milliseconds(milliseconds)
+        }
         configuration.dailyLimit = try reader.integer("HERALD_RATE_LIMIT_DAILY", in: 1...10_000_000) ?? configuration.dailyLimit
         configuration.exemptDailyLimit =
             try reader.integer("HERALD_EXEMPT_DAILY", in: 0...10_000_000) ?? configuration.exemptDailyLimit

@@ -14,6 +14,10 @@ public struct HeraldConfiguration: Sendable {
     /// The largest the SQLite file may grow (bytes); `nil` for no limit but the disk's. Beyond it, writes fail as on a
     /// full disk (sends and registrations answer 503, `/readyz` says so).
     public var databaseMaximumBytes: Int?
+    /// How long a request waits for the store, at most, per call (a connection from the pool and its statements, or an
+    /// accept's group commit); past it the request is answered 503 `store_unavailable` with `Retry-After`
+    /// (`HERALD_STORE_TIMEOUT_MS`).
+    public var storeTimeout: Duration = .seconds(3)
     /// Notifications per USER_ID per UTC day.
     public var dailyLimit = 150
     /// Notifications exempt from ``dailyLimit`` (critical alerts, commands) per USER_ID per UTC day.

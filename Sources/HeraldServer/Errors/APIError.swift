@@ -106,10 +106,15 @@ public struct APIError: Error, Sendable, Equatable {
             .methodNotAllowed, message: "This address does not take that method; it takes \(allow).", headers: [.allow: allow])
     }
 
-    /// 503 when the store does not answer.
+    /// 503 when the store does not answer (in time: `HERALD_STORE_TIMEOUT_MS`) or cannot write; `Retry-After` says
+    /// when to try again.
     public static func storeUnavailable(_ detail: String) -> APIError {
-        APIError(.storeUnavailable)
+        APIError(.storeUnavailable, headers: storeRetryAfter)
     }
+
+    /// `Retry-After` of every 503 `store_unavailable`, in every dialect.
+    static let storeRetryAfter: HTTPFields = [.retryAfter: "\(storeRetryAfterSeconds)"]
+    static let storeRetryAfterSeconds = 1
 }
 
 extension APIError: HTTPResponseError {

@@ -65,7 +65,8 @@ struct HomeAssistantController<Context: RemoteAddressRequestContext>: Sendable {
         }
     }
 
-    /// The relay's error shapes: 429 `RateLimited`, 500 `InvalidToken` / `PayloadTooLarge` / `InternalError`.
+    /// The relay's error shapes: 429 `RateLimited`, 500 `InvalidToken` / `PayloadTooLarge` / `InternalError`; 503
+    /// `InternalError` with `Retry-After` when the store does not answer.
     private func homeAssistantError(_ error: SendError, target: String) -> APIError {
         let now = clock.now()
         switch error {
@@ -90,7 +91,10 @@ struct HomeAssistantController<Context: RemoteAddressRequestContext>: Sendable {
         case .rejectedByProvider(_, let reason):
             return Self.internalError(.homeAssistantInternalError, "APNs refused the notification: \(reason).")
         case .storeUnavailable:
-            return Self.internalError(.homeAssistantInternalError, "Herald's store is not available; try again shortly.")
+            // 503 with `Retry-After`, as every store failure (the device lookup's too); the relay's `errorType`.
+            return APIError(
+                .storeUnavailable, message: "Herald's store is not available; try again shortly.",
+                extra: ["errorType": .string(ErrorCode.homeAssistantInternalError.rawValue)], headers: APIError.storeRetryAfter)
         }
     }
 

@@ -53,7 +53,8 @@ enum SendAnswers {
         do {
             return try await send()
         } catch var error as APIError {
-            if error.headers[.rateLimitLimit] == nil, let quota = try? await pipeline.quota(of: device) {
+            // Not when the store failed: asking it again would only make the answer wait for a second deadline.
+            if error.headers[.rateLimitLimit] == nil, error.code != .storeUnavailable, let quota = try? await pipeline.quota(of: device) {
                 error.headers.append(contentsOf: headers(quota, now: clock.now()))
             }
             throw error

@@ -68,6 +68,7 @@ public actor InMemoryStore: HeraldStore {
         for request in batch.accepts where devices[request.notification.deviceID] == nil {
             throw StoreError.notFound("device")  // as a foreign key would: nothing of the batch is written
         }
+        try batch.gate?.pass()
         let decisions = batch.accepts.map { accept($0) }
         for outcome in batch.outcomes { save(outcome, owner: batch.owner) }
         return decisions

@@ -12,6 +12,7 @@ extension PostgresStore {
                 for request in batch.accepts { decisions.append(try await accept(request, connection)) }
                 var deactivated: [Device.ID] = []
                 for outcome in batch.outcomes { deactivated += try await save(outcome, owner: batch.owner, connection) }
+                try batch.gate?.pass()  // throws: rolled back; passed: COMMIT follows
                 return (decisions, deactivated)
             }
         } catch let error as PostgresStoreError where error.sqlState == "23503" {

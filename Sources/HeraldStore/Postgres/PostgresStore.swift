@@ -2,6 +2,7 @@ import Foundation
 import HeraldCore
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// The store on a PostgreSQL database, through PostgresNIO's `PostgresClient` (a connection pool).
 ///
@@ -29,22 +30,30 @@ public final class PostgresStore: HeraldStore {
     let logger: Logger
     private let writeHealth: StoreWriteHealth
     private let running: Task<Void, Never>
+    /// How long one call (a connection from the pool and its statements) may take; `nil`: as long as it takes.
+    let callTimeout: Duration?
+    private let deadlines = DeadlineAlarm()
+    private let missedDeadlines: MissedDeadlines
 
     /// Connects to the database a `postgres://` URL names (``PostgresURL``) and brings its schema up to date.
-    public convenience init(url: String, logger: Logger = Logger(label: "herald.store")) async throws {
-        try await self.init(configuration: PostgresURL(url).clientConfiguration, logger: logger)
+    public convenience init(url: String, callTimeout: Duration? = nil, logger: Logger = Logger(label: "herald.store")) async throws {
+        try await self.init(configuration: PostgresURL(url).clientConfiguration, callTimeout: callTimeout, logger: logger)
     }
 
     /// Connects with a client configuration of one's own (tests set a `search_path` in it) and brings the schema up to
     /// date. Throws ``StoreError/unavailable(_:)`` when that is not done within `startupTimeout` (the database cannot
     /// be reached: the pool logs each failed connection, and would otherwise keep trying for a minute).
+    /// `callTimeout`: past it, a call (waiting for a connection included) throws ``StoreDeadlineExceeded`` and stops
+    /// waiting for a connection (`HERALD_STORE_TIMEOUT_MS`).
     public init(
-        configuration: PostgresClient.Configuration, startupTimeout: Duration = .seconds(30),
+        configuration: PostgresClient.Configuration, startupTimeout: Duration = .seconds(30), callTimeout: Duration? = nil,
         logger: Logger = Logger(label: "herald.store")
     ) async throws {
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.client = client
         self.logger = logger
+        self.callTimeout = callTimeout
+        missedDeadlines = MissedDeadlines(logger: logger)
         writeHealth = StoreWriteHealth(logger: logger, storageFailure: Self.storageFailure)
         presence = PostgresCluster(client: client, devices: devices, logger: logger)
         // The pool must be running before the first lease (PostgresNIO warns otherwise): wait until the task starts it.
@@ -125,16 +134,30 @@ public final class PostgresStore: HeraldStore {
     /// One call into the database. It runs apart from the calling task's cancellation, as every call into the SQLite
     /// store runs: a call that was made completes, or fails for the database's reasons. (PostgresNIO stops waiting for a
     /// connection when its caller is cancelled: a delivery worker cancelled at shutdown could not give its leases back.)
-    /// Its errors say what the server said (``PostgresStoreError``).
+    /// Its errors say what the server said (``PostgresStoreError``). With ``callTimeout``, a call that has not
+    /// finished by then (no connection came free, the database does not answer) is cancelled (PostgresNIO stops
+    /// waiting for a connection) and throws ``StoreDeadlineExceeded``: during an outage requests are answered instead
+    /// of piling up. A statement already sent may still run; a transaction is kept from committing by its caller's
+    /// ``CommitGate``.
     private func call<Result: Sendable>(_ body: @escaping @Sendable () async throws -> Result) async throws -> Result {
+        let mapped: @Sendable () async throws -> Result = {
+            do {
+                return try await body()
+            } catch let error as PSQLError {
+                throw PostgresStoreError(sqlState: Self.sqlState(error), description: Self.describe(error))
+            }
+        }
+        guard let callTimeout else { return try await Task { try await mapped() }.value }
         do {
-            return try await Task { try await body() }.value
-        } catch let error as PSQLError {
-            throw PostgresStoreError(sqlState: Self.sqlState(error), description: Self.describe(error))
+            return try await withStoreDeadline(callTimeout, what: "a connection and its statements", alarm: deadlines, mapped)
+        } catch let error as StoreDeadlineExceeded {
+            missedDeadlines.missed(error)
+            throw error
         }
     }
 
-    /// A write, whose failures of the storage are remembered for `/readyz` and logged (``StoreWriteHealth``).
+    /// A write, whose failures of the storage are remembered for `/readyz` (until its probe writes again) and logged
+    /// (``StoreWriteHealth``).
     private func watchingWrites<Result>(_ body: () async throws -> Result) async throws -> Result {
         let result: Result
         do {
@@ -143,7 +166,6 @@ public final class PostgresStore: HeraldStore {
             writeHealth.failed(error)
             throw error
         }
-        writeHealth.succeeded()
         return result
     }
 
@@ -213,6 +235,31 @@ public final class PostgresStore: HeraldStore {
         await presence.stop()
         running.cancel()
         await running.value
+    }
+}
+
+/// Logs calls that passed their deadline: the first at once, then at most one line (with a count) per interval, so an
+/// outage does not flood the log.
+final class MissedDeadlines: Sendable {
+    static let logInterval: Duration = .seconds(10)
+    private let state = Mutex<(last: ContinuousClock.Instant?, count: Int)>((nil, 0))
+    private let logger: Logger
+
+    init(logger: Logger) { self.logger = logger }
+
+    func missed(_ error: StoreDeadlineExceeded) {
+        let now = ContinuousClock.now
+        let count: Int? = state.withLock { state in
+            state.count += 1
+            if let last = state.last, now - last < Self.logInterval { return nil }
+            defer { state.count = 0 }
+            state.last = now
+            return state.count
+        }
+        guard let count else { return }
+        logger.error(
+            "PostgreSQL did not answer in time: requests are answered 503",
+            metadata: ["error": "\(error)", "calls": "\(count)"])
     }
 }
 

@@ -84,7 +84,8 @@ public final class SQLiteStore: HeraldStore {
     /// Reads of the outbox schedule (``scheduledAttempts(at:limit:)``) by this instance.
     public var scheduleReadCount: Int { scheduleReads.load(ordering: .relaxed) }
 
-    /// A write transaction, counted; a failure of the disk is remembered and logged (``StoreWriteHealth``).
+    /// A write transaction, counted; a failure of the disk is remembered and logged (``StoreWriteHealth``) until the
+    /// readiness probe writes again.
     func write<T: Sendable>(_ body: @Sendable @escaping (GRDB.Database) throws -> T) async throws -> T {
         let result: T
         do {
@@ -93,7 +94,6 @@ public final class SQLiteStore: HeraldStore {
             writeHealth.failed(error)
             throw error
         }
-        writeHealth.succeeded()
         writeTransactions.add(1, ordering: .relaxed)
         return result
     }
@@ -211,6 +211,7 @@ public final class SQLiteStore: HeraldStore {
         let (decisions, deactivated) = try await write { db in
             let decisions = try batch.accepts.map { try Self.accept($0, db) }
             let deactivated = try batch.outcomes.flatMap { try Self.save($0, owner: batch.owner, db) }
+            try batch.gate?.pass()  // throws: rolled back
             return (decisions, deactivated)
         }
         for id in deactivated { devices.invalidate(id: id) }

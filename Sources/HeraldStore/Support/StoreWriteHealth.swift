@@ -3,7 +3,10 @@ import Logging
 import Synchronization
 
 /// Watches the store's writes for failures of the storage (a full disk, a read-only database, I/O errors): remembers
-/// whether the last write failed, for `/readyz`, and logs such failures without letting a full disk fill the log too.
+/// that writes fail, for `/readyz`, and logs such failures without letting a full disk fill the log too. Only the
+/// readiness probe's write (8 KiB, rolled back) clears a failure (``succeeded()``), not any write that succeeds: on a
+/// full disk a small write (a registration updated in place) still finds room in a page where a notification does
+/// not, and `/readyz` would say ready while sends fail.
 /// Each backend says which of its errors are such failures (``StorageFailure``). A disk that is
 /// nearly full lets some writes through and not others, so failures and recoveries are each logged at most once per
 /// ``logInterval``; a failure report counts the failures since the previous one.
@@ -31,7 +34,7 @@ final class StoreWriteHealth: Sendable {
         self.storageFailure = storageFailure
     }
 
-    /// The failure that makes the store unable to write, while it lasts.
+    /// The failure that makes the store unable to write, until the readiness probe writes again.
     var failure: String? { state.withLock { $0.failure } }
 
     func failed(_ error: any Error) {
@@ -53,6 +56,7 @@ final class StoreWriteHealth: Sendable {
         }
     }
 
+    /// The readiness probe's write succeeded: the storage takes writes again.
     func succeeded() {
         let now = ContinuousClock.now
         let report: Bool = state.withLock { state in

@@ -18,18 +18,29 @@ final class HeraldCluster: Sendable {
     let instances: [HeraldProcess]
     let ports: [Int]
     let environment: [String: String]
+    /// The fresh database, reached directly (not through `proxy`).
+    let databaseURL: String
     private let directory: URL
 
-    /// Starts `count` instances named `instance-0`, … with `options` on a fresh database.
-    init(count: Int, options: [String: String] = [:]) async throws {
+    /// Starts `count` instances named `instance-0`, … with `options` on a fresh database; with `proxy`, the instances
+    /// reach the database through it (``FaultProxy``, whose upstream is the test server).
+    init(count: Int, options: [String: String] = [:], proxy: FaultProxy? = nil) async throws {
         guard let url = Self.postgresURL else { throw PostgresTestDatabaseMissing() }
         let key = TestKey()
         let topic = "io.herald.cluster"
         apns = try await APNsDouble.start(environment: .production, keys: [.init(key)], topics: [topic])
         directory = try TemporaryDirectory.make()
         let database = try await Self.freshDatabase(serverURL: url)
+        databaseURL = database
+        var reached = database
+        if let proxy {
+            var components = try #require(URLComponents(string: database))
+            components.host = "127.0.0.1"
+            components.port = proxy.port
+            reached = try #require(components.string)
+        }
         environment = HeraldProcess.serveEnvironment([
-            "HERALD_DATABASE_URL": database, "HERALD_LOG_LEVEL": "info",
+            "HERALD_DATABASE_URL": reached, "HERALD_LOG_LEVEL": "info",
             "HERALD_APNS_KEY_PATH": try key.writeP8(in: directory), "HERALD_APNS_KEY_ID": key.keyID,
             "HERALD_APNS_TEAM_ID": key.teamID, "HERALD_APNS_TOPIC": topic,
             "HERALD_APNS_PRODUCTION_URL": apns.baseURL, "HERALD_APNS_SANDBOX_URL": apns.baseURL,
@@ -55,6 +66,13 @@ final class HeraldCluster: Sendable {
         for instance in instances { instance.kill(SIGTERM) }
         for instance in instances { _ = await instance.waitForExit() }
         try await apns.shutdown()
+    }
+
+    /// A proxy to the test server (`HERALD_TEST_POSTGRES_URL`), to hand to ``init(count:options:proxy:)``.
+    static func postgresProxy() async throws -> FaultProxy {
+        guard let url = postgresURL else { throw PostgresTestDatabaseMissing() }
+        let components = try #require(URLComponents(string: url))
+        return try await FaultProxy.start(upstreamHost: components.host ?? "127.0.0.1", upstreamPort: components.port ?? 5432)
     }
 
     /// Creates an empty database next to the one `serverURL` names and returns its URL.

@@ -87,6 +87,9 @@ final class HeraldProcess: Sendable {
         inheritedEnvironment(["HERALD_HOST": "127.0.0.1", "HERALD_PORT": "0", "HERALD_DATABASE_URL": "memory:"].merging(options) { _, new in new })
     }
 
+    /// The process id (its descriptors are in `/proc/PID/fd`).
+    var processID: pid_t { identifier }
+
     /// The port from Hummingbird's "Server started and listening on HOST:PORT" line.
     func port() async throws -> Int {
         for _ in 0..<600 {

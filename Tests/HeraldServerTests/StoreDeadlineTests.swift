@@ -1,0 +1,216 @@
+import AsyncHTTPClient
+import Foundation
+import HeraldCore
+import HeraldStore
+import HeraldTesting
+import NIOCore
+import NIOHTTP1
+import PostgresNIO
+import Testing
+
+/// Issue 29, item 5: a database that stops answering. A real `herald serve` on PostgreSQL, reached through a
+/// ``FaultProxy`` (the shared test server itself is never stopped or frozen), with `HERALD_STORE_TIMEOUT_MS=1000`.
+/// Before the deadlines, requests and `/readyz` hung for the whole outage (45 s stopped, 30 s frozen), every abandoned
+/// request was delivered later, and descriptors grew from 21 to 1,105.
+@Suite("Store deadlines", .serialized)
+struct StoreDeadlineTests {
+    /// A loaded 2-core machine answers far within this; before the deadlines the requests hung as long as the outage.
+    static let answerWithin: Duration = .seconds(5)
+
+    private static let options = [
+        "HERALD_STORE_TIMEOUT_MS": "1000",
+        // Anything committed with a lease that nobody starts would be delivered 2 s later: the test would see it.
+        "HERALD_LEASE_SECONDS": "2",
+        "HERALD_ACCESS_LOG": "false",
+        "HERALD_DELIVERY_WAIT_MS": "5000",
+    ]
+
+    @Test(.enabled(if: HeraldCluster.postgresURL != nil))
+    func aFrozenDatabaseIsAnswered503AndNothingRefusedIsDeliveredLater() async throws {
+        let proxy = try await HeraldCluster.postgresProxy()
+        let cluster = try await HeraldCluster(count: 1, options: Self.options, proxy: proxy)
+        let base = cluster.base(0)
+        let device = try await register(base, token: 0x51)
+        #expect(try await send(base, device, title: "before").status == 201)
+        try await Task.sleep(for: .seconds(1))  // its outcome is committed
+
+        proxy.set(.freeze)
+        let client = wideClient()
+        defer { shutDown(client) }
+        let refused = try await withThrowingTaskGroup(of: (Answer, Duration).self) { group in
+            for index in 0..<20 {
+                group.addTask { try await timed { try await send(base, device, title: "refused-\(index)", client: client) } }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        print("frozen store: 503s after \(refused.map(\.1).sorted())")
+        for (answer, elapsed) in refused {
+            #expect(answer.status == 503, "\(answer.json)")
+            #expect(answer.json["code"] == "store_unavailable")
+            #expect(answer.retryAfter == "1")
+            #expect(elapsed < Self.answerWithin, "answered after \(elapsed)")
+        }
+        // Home Assistant's dialect: 503 in its shape, with Retry-After.
+        var homeAssistant = HTTPClientRequest(url: base + "/api/push/homeassistant")
+        homeAssistant.method = .POST
+        homeAssistant.headers.add(name: "Content-Type", value: "application/json")
+        homeAssistant.body = .bytes(ByteBuffer(string: homeAssistantBody(device.userID, message: "refused-ha")))
+        let (relay, relayElapsed) = try await timed { try await execute(homeAssistant, client: client, timeout: .seconds(30)) }
+        #expect(relay.status == 503)
+        #expect(relay.json["errorType"] == "InternalError")
+        #expect(relay.json["message"] != nil)
+        #expect(relay.retryAfter == "1")
+        #expect(relayElapsed < Self.answerWithin)
+        let (ready, readyElapsed) = try await timed { try await get(base + "/readyz") }
+        #expect(ready.status == 503)
+        #expect(ready.json["status"] == "store unreachable")
+        #expect(readyElapsed < .seconds(2), "/readyz answered after \(readyElapsed)")
+        print("frozen store: /readyz answered 503 after \(readyElapsed)")
+        try await Task.sleep(for: .seconds(2))  // still frozen: /readyz must not say ready after a while either
+        #expect(try await get(base + "/readyz").status == 503)
+
+        proxy.set(.forward)
+        #expect(await eventually(attempts: 300) { (try? await get(base + "/readyz").status) == 200 }, "ready again")
+        let after = try await send(base, device, title: "after")
+        #expect(after.status == 201, "\(after.json)")
+        #expect(await eventually { cluster.apns.acceptedPushes.contains { $0.body.contains(Data("after".utf8)) } })
+        // Leases last 2 s: anything refused but committed would have been delivered by now.
+        try await Task.sleep(for: .seconds(5))
+        let delivered = cluster.apns.acceptedPushes.filter { $0.body.contains(Data("refused-".utf8)) }
+        #expect(delivered.isEmpty, "\(delivered.count) refused notifications were delivered")
+        #expect(try await notificationCount(cluster.databaseURL) == 2, "only the two accepted notifications are stored")
+        try await cluster.stop()
+        try await proxy.shutdown()
+    }
+
+    @Test(.enabled(if: HeraldCluster.postgresURL != nil))
+    func aDatabaseThatIsDownIsAnswered503WithBoundedDescriptorsAndHeraldRecovers() async throws {
+        let proxy = try await HeraldCluster.postgresProxy()
+        let cluster = try await HeraldCluster(count: 1, options: Self.options, proxy: proxy)
+        let base = cluster.base(0)
+        let device = try await register(base, token: 0x52)
+        #expect(try await send(base, device, title: "before").status == 201)
+        try await Task.sleep(for: .seconds(1))
+        let descriptorsBefore = descriptors(of: cluster.instances[0])
+
+        // Stopped: open connections reset, new ones refused.
+        proxy.set(.refuse)
+        proxy.dropConnections()
+        // Clients that give up after 2 s and try again, as the clients of the issue did (they gave up after 10 s).
+        let client = wideClient()
+        defer { shutDown(client) }
+        var answers: [(Answer?, Duration)] = []
+        for wave in 0..<3 {
+            answers += await withTaskGroup(of: (Answer?, Duration).self) { group in
+                for index in 0..<100 {
+                    group.addTask {
+                        let started = ContinuousClock.now
+                        let answer = try? await send(
+                            base, device, title: "refused-\(wave)-\(index)", client: client, timeout: .seconds(2), close: true)
+                        return (answer, ContinuousClock.now - started)
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+        }
+        let descriptorsDuring = descriptors(of: cluster.instances[0])
+        let answered = answers.compactMap(\.0)
+        #expect(answered.count == 300, "\(300 - answered.count) requests got no answer within 2 s")
+        #expect(answered.allSatisfy { $0.status == 503 && $0.retryAfter == "1" }, "\(Set(answered.map(\.status)))")
+        #expect(answers.allSatisfy { $0.1 < Self.answerWithin })
+        #expect(
+            descriptorsDuring - descriptorsBefore < 100,
+            "descriptors went from \(descriptorsBefore) to \(descriptorsDuring) during the outage")
+        print("store outage: descriptors \(descriptorsBefore) → \(descriptorsDuring); slowest answer \(answers.map(\.1).max() ?? .zero)")
+        let ready = try await get(base + "/readyz")
+        #expect(ready.status == 503)
+
+        proxy.set(.forward)
+        #expect(await eventually(attempts: 300) { (try? await get(base + "/readyz").status) == 200 }, "ready again")
+        #expect(try await send(base, device, title: "after").status == 201)
+        try await Task.sleep(for: .seconds(5))
+        #expect(cluster.apns.acceptedPushes.filter { $0.body.contains(Data("refused-".utf8)) }.isEmpty)
+        #expect(try await notificationCount(cluster.databaseURL) == 2)
+        try await cluster.stop()
+        try await proxy.shutdown()
+    }
+}
+
+// MARK: Helpers
+
+private struct Answer: Sendable {
+    var status: UInt
+    var json: JSONObject
+    var retryAfter: String?
+}
+
+/// A client that opens as many connections as there are requests (the shared one opens 8 per host).
+private func wideClient() -> HTTPClient {
+    HTTPClient(
+        eventLoopGroupProvider: .singleton,
+        configuration: .init(connectionPool: .init(idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: 200)))
+}
+
+/// Shuts a client down whatever way the test ends (a client must be shut down before it is released).
+private func shutDown(_ client: HTTPClient) {
+    client.shutdown { _ in }
+}
+
+private func timed<Value: Sendable>(_ body: () async throws -> Value) async throws -> (Value, Duration) {
+    let started = ContinuousClock.now
+    let value = try await body()
+    return (value, ContinuousClock.now - started)
+}
+
+private func register(_ base: String, token: Int) async throws -> Registration {
+    let answer = try await clusterRequest(.POST, base + "/api/push/register", body: #"{"token": "\#(Fixtures.apnsToken(token))"}"#)
+    #expect(answer.status == 201)
+    return Registration(
+        userID: try #require(answer.json["user_id"]?.stringValue), secret: try #require(answer.json["device_secret"]?.stringValue))
+}
+
+private func send(
+    _ base: String, _ device: Registration, title: String, client: HTTPClient = .shared, timeout: Duration = .seconds(30),
+    close: Bool = false
+) async throws -> Answer {
+    var request = HTTPClientRequest(url: base + "/api/push/notify")
+    request.method = .POST
+    request.headers.add(name: "Content-Type", value: "application/json")
+    if close { request.headers.add(name: "Connection", value: "close") }
+    request.body = .bytes(ByteBuffer(string: #"{"user_id": "\#(device.userID)", "title": "\#(title)", "body": "text"}"#))
+    return try await execute(request, client: client, timeout: timeout)
+}
+
+private func get(_ url: String) async throws -> Answer {
+    try await execute(HTTPClientRequest(url: url), client: .shared, timeout: .seconds(30))
+}
+
+private func execute(_ request: HTTPClientRequest, client: HTTPClient, timeout: Duration) async throws -> Answer {
+    let response = try await client.execute(request, timeout: .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000))
+    let bytes = try await response.body.collect(upTo: 1 << 20)
+    let json = (try? JSONValue.decode(Data(bytes.readableBytesView)).objectValue) ?? [:]
+    return Answer(status: response.status.code, json: json, retryAfter: response.headers.first(name: "Retry-After"))
+}
+
+/// Open descriptors of a child process.
+private func descriptors(of process: HeraldProcess) -> Int {
+    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processID)/fd").count) ?? -1
+}
+
+/// Notifications stored in the database, read directly (not through the proxy).
+private func notificationCount(_ url: String) async throws -> Int {
+    let client = PostgresClient(configuration: try PostgresURL(url).clientConfiguration)
+    return try await withThrowingTaskGroup(of: Int?.self) { group in
+        group.addTask {
+            await client.run()
+            return nil
+        }
+        defer { group.cancelAll() }
+        let rows = try await client.query("SELECT count(*) FROM notification").collect()
+        return try rows.first?.decode(Int.self) ?? -1
+    }
+}
+
+extension Data {
+    fileprivate func contains(_ other: Data) -> Bool { range(of: other) != nil }
+}
