@@ -73,6 +73,13 @@ enum SendAnswers {
         max(0, Int(quota.resetsAt.timeIntervalSince(now).rounded(.up)))
     }
 
+    /// A 429 for one of the USER_ID's limits: `rateLimits`, the `RateLimit-*` headers and `Retry-After`.
+    private static func limitError(_ code: ErrorCode, _ quota: QuotaStatus, retryAfter: Int, now: Date, _ message: String) -> APIError {
+        var headers = Self.headers(quota, now: now)
+        headers[.retryAfter] = "\(retryAfter)"
+        return APIError(code, message: message, extra: ["rateLimits": rateLimits(quota)], headers: headers)
+    }
+
     /// Seconds a sender refused for a full backlog is asked to wait.
     static let backlogRetryAfter = 60
 
@@ -86,26 +93,17 @@ enum SendAnswers {
                 .deviceMustReregister,
                 message: "The device's push token is no longer valid (\(reason)); the app must register again.", extra: extra)
         case .quotaExceeded(let quota):
-            var headers = Self.headers(quota, now: now)
-            headers[.retryAfter] = "\(secondsUntilReset(quota, now: now))"
-            return APIError(
-                .rateLimited,
-                message: "This USER_ID has used its \(quota.maximum) notifications for today; the limit resets at \(quota.resetsAt.iso8601WithMilliseconds).",
-                extra: ["rateLimits": rateLimits(quota)], headers: headers)
+            return limitError(
+                .rateLimited, quota, retryAfter: secondsUntilReset(quota, now: now), now: now,
+                "This USER_ID has used its \(quota.maximum) notifications for today; the limit resets at \(quota.resetsAt.iso8601WithMilliseconds).")
         case .exemptQuotaExceeded(let quota, let exemptMaximum):
-            var headers = Self.headers(quota, now: now)
-            headers[.retryAfter] = "\(secondsUntilReset(quota, now: now))"
-            return APIError(
-                .exemptLimitReached,
-                message: "This USER_ID has had its \(exemptMaximum) critical alerts and commands for today (they have a daily limit of their own); it resets at \(quota.resetsAt.iso8601WithMilliseconds).",
-                extra: ["rateLimits": rateLimits(quota)], headers: headers)
+            return limitError(
+                .exemptLimitReached, quota, retryAfter: secondsUntilReset(quota, now: now), now: now,
+                "This USER_ID has had its \(exemptMaximum) critical alerts and commands for today (they have a daily limit of their own); it resets at \(quota.resetsAt.iso8601WithMilliseconds).")
         case .backlogFull(let quota, let maximumPending):
-            var headers = Self.headers(quota, now: now)
-            headers[.retryAfter] = "\(backlogRetryAfter)"
-            return APIError(
-                .backlogFull,
-                message: "This USER_ID already has \(maximumPending) notifications waiting for delivery; try again once its device has taken some.",
-                extra: ["rateLimits": rateLimits(quota)], headers: headers)
+            return limitError(
+                .backlogFull, quota, retryAfter: backlogRetryAfter, now: now,
+                "This USER_ID already has \(maximumPending) notifications waiting for delivery; try again once its device has taken some.")
         case .payloadTooLarge(let minimum, let limit):
             return APIError(
                 .payloadTooLarge,

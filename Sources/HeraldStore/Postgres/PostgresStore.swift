@@ -242,21 +242,14 @@ public final class PostgresStore: HeraldStore {
 /// outage does not flood the log.
 final class MissedDeadlines: Sendable {
     static let logInterval: Duration = .seconds(10)
-    private let state = Mutex<(last: ContinuousClock.Instant?, count: Int)>((nil, 0))
+    private let reports = Mutex(LogThrottle(interval: logInterval))
     private let logger: Logger
 
     init(logger: Logger) { self.logger = logger }
 
     func missed(_ error: StoreDeadlineExceeded) {
         let now = ContinuousClock.now
-        let count: Int? = state.withLock { state in
-            state.count += 1
-            if let last = state.last, now - last < Self.logInterval { return nil }
-            defer { state.count = 0 }
-            state.last = now
-            return state.count
-        }
-        guard let count else { return }
+        guard let count = reports.withLock({ $0.record(at: now) }) else { return }
         logger.error(
             "PostgreSQL did not answer in time: requests are answered 503",
             metadata: ["error": "\(error)", "calls": "\(count)"])

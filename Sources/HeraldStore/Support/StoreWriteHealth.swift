@@ -16,8 +16,7 @@ final class StoreWriteHealth: Sendable {
     private struct State {
         /// The last failure, while no write has succeeded since.
         var failure: String?
-        var failuresSinceReport = 0
-        var lastFailureReport: ContinuousClock.Instant?
+        var failureReports = LogThrottle(interval: StoreWriteHealth.logInterval)
         var lastRecoveryReport: ContinuousClock.Instant?
     }
 
@@ -42,11 +41,7 @@ final class StoreWriteHealth: Sendable {
         let now = ContinuousClock.now
         let failures: Int? = state.withLock { state in
             state.failure = description
-            state.failuresSinceReport += 1
-            if let last = state.lastFailureReport, now - last < Self.logInterval { return nil }
-            defer { state.failuresSinceReport = 0 }
-            state.lastFailureReport = now
-            return state.failuresSinceReport
+            return state.failureReports.record(at: now)
         }
         guard let failures else { return }
         if failures == 1 {
