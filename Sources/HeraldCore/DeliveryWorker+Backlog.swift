@@ -33,6 +33,22 @@ extension DeliveryWorker {
         }
     }
 
+    /// Claims the next page of a device's backlog, at once or after ``Configuration/backlogPause``.
+    func continueBacklog(of deviceID: Device.ID, _ next: BacklogPages.Next) {
+        switch next {
+        case .nothing:
+            return
+        case .nextPage:
+            Task { await self.deliverPending(of: deviceID) }
+        case .nextPageLater:
+            Task {
+                try? await Task.sleep(for: self.configuration.backlogPause)
+                guard !self.state.withLock({ $0.isStopping }) else { return }
+                await self.deliverPending(of: deviceID)
+            }
+        }
+    }
+
     /// Starts the next page of every backlog that waited for room in the ready queue, if there is room now.
     func resumeBacklogsWaitingForRoom() {
         let devices = state.withLock { state -> [Device.ID] in
@@ -85,17 +101,29 @@ struct BacklogPages {
         return Array(waitingForRoom)
     }
 
-    /// One notification of the device's page finished; true when it was the last of a full page whose every
-    /// notification was delivered: the next page is due.
-    mutating func finished(_ device: Device.ID, delivered: Bool) -> Bool {
-        guard var page = pages[device] else { return false }
+    /// What follows a page.
+    enum Next: Equatable {
+        /// Nothing: the page is not over, or it held all there was.
+        case nothing
+        /// The next page, now: the page was full and every notification of it was delivered.
+        case nextPage
+        /// The next page after a pause: the page was full, but some of it was not delivered (a client that did not
+        /// confirm, a provider that failed); those wait for their retry, and the rest of the backlog is not left to
+        /// its expiry.
+        case nextPageLater
+    }
+
+    /// One notification of the device's page finished; what follows once it was the page's last.
+    mutating func finished(_ device: Device.ID, delivered: Bool) -> Next {
+        guard var page = pages[device] else { return .nothing }
         page.unfinished -= 1
         page.allDelivered = page.allDelivered && delivered
         guard page.unfinished <= 0 else {
             pages[device] = page
-            return false
+            return .nothing
         }
         pages[device] = nil
-        return page.wasFull && page.allDelivered
+        guard page.wasFull else { return .nothing }
+        return page.allDelivered ? .nextPage : .nextPageLater
     }
 }

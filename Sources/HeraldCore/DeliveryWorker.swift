@@ -109,6 +109,9 @@ public final class DeliveryWorker: Service, Sendable {
         /// A connected device's backlog is claimed this many at a time, the next page once all of these were
         /// delivered (below the WebSocket channel's queue of 64 unwritten events per socket).
         var backlogPageSize: Int { 32 }
+
+        /// After a backlog page of which some was not delivered, the pause before the next page.
+        var backlogPause: Duration { .seconds(5) }
     }
 
     /// A claimed notification waiting for a slot, with its device when the caller already had it.
@@ -414,11 +417,12 @@ public final class DeliveryWorker: Service, Sendable {
                 }
                 let nextPage =
                     work.isBacklog
-                    && state.backlogs.finished(work.notification.deviceID, delivered: report?.notification.status == .delivered)
+                    ? state.backlogs.finished(work.notification.deviceID, delivered: report?.notification.status == .delivered)
+                    : .nothing
                 return (state.waiters.removeValue(forKey: work.notification.id), nextPage)
             }
             waiter?.continuation.resume(returning: report)
-            if nextPage { Task { await self.deliverPending(of: work.notification.deviceID) } }
+            continueBacklog(of: work.notification.deviceID, nextPage)
         }
     }
 
