@@ -7,11 +7,16 @@ extension SQLiteStore {
     /// `nil` when the notification may be stored.
     static func refusal(by quota: QuotaRequest, counters: QuotaCounters, deviceID: String, _ db: GRDB.Database) throws -> AcceptDecision? {
         if let pendingMaximum = quota.pendingMaximum {
-            // Counts at most `pendingMaximum` rows of the device's pending index, however deep the backlog.
+            // Counts at most `pendingMaximum` rows of the device's pending index, however deep the backlog. Named,
+            // because SQLite's planner takes (device_id, created_at) over every notification of the device and reads
+            // each row for its status: a device's whole history per accept (20-30 % more CPU per notification in
+            // benchmark scenario 1, where each device has thousands delivered).
             let pending = try Int.fetchOne(
                 db.cachedStatement(
                     sql: """
-                        SELECT COUNT(*) FROM (SELECT 1 FROM notification WHERE device_id = ? AND status = 'pending' LIMIT ?)
+                        SELECT COUNT(*) FROM (
+                            SELECT 1 FROM notification INDEXED BY notification_device_pending
+                            WHERE device_id = ? AND status = 'pending' LIMIT ?)
                         """),
                 arguments: [deviceID, pendingMaximum]) ?? 0
             if pending >= pendingMaximum { return .backlogFull(counters) }
