@@ -125,14 +125,14 @@ public final class DeliveryWorker: Service, Sendable {
     }
 
     /// How an attempt ended in its slot.
-    private enum SlotResult {
+    enum SlotResult {
         /// The attempt is over (its report, or `nil` when its outcome could not be saved).
         case finished(AttemptReport?)
         /// A client has it and its confirmation is awaited outside the slot; the attempt goes on when it comes.
         case awaitingConfirmation
     }
 
-    fileprivate struct Waiter {
+    struct Waiter {
         var continuation: CheckedContinuation<AttemptReport?, Never>
         var deadline: ContinuousClock.Instant
     }
@@ -150,7 +150,7 @@ public final class DeliveryWorker: Service, Sendable {
         /// Claimed by this instance: waiting for a slot or in flight.
         var held: Set<PushNotification.ID> = []
         var schedule: DeliverySchedule
-        fileprivate var waiters: [PushNotification.ID: Waiter] = [:]
+        var waiters: [PushNotification.ID: Waiter] = [:]
         var isStopping = false
         /// Devices whose backlog is being delivered page by page: the page's items not finished yet.
         var backlogs = BacklogPages()
@@ -166,19 +166,19 @@ public final class DeliveryWorker: Service, Sendable {
     public let instanceID: String
 
     let store: any HeraldStore
-    private let providers: [Platform: any PushProvider]
-    private let localChannel: (any LocalChannel)?
-    private let cluster: (any Cluster)?
+    let providers: [Platform: any PushProvider]
+    let localChannel: (any LocalChannel)?
+    let cluster: (any Cluster)?
     let clock: any WallClock
     let configuration: Configuration
     let logger: Logger
-    private let metrics: DeliveryMetrics
+    let metrics: DeliveryMetrics
     let state: Mutex<State>
-    private let wakeups: AsyncStream<Void>
-    private let wakeupSink: AsyncStream<Void>.Continuation
+    let wakeups: AsyncStream<Void>
+    let wakeupSink: AsyncStream<Void>.Continuation
     /// One element per slot to start on demand (read by ``run()``, which owns the slots' task group).
-    private let slotRequests: AsyncStream<Void>
-    private let slotRequestSink: AsyncStream<Void>.Continuation
+    let slotRequests: AsyncStream<Void>
+    let slotRequestSink: AsyncStream<Void>.Continuation
 
     public init(
         store: any HeraldStore, providers: [any PushProvider], localChannel: (any LocalChannel)? = nil,
@@ -320,7 +320,7 @@ public final class DeliveryWorker: Service, Sendable {
     }
 
     /// Stops taking work: idle slots end, busy ones end after their attempt, waiters are answered.
-    private func stop() {
+    func stop() {
         let (idle, waiters) = state.withLock { state in
             state.isStopping = true
             let idle = state.idleSlots
@@ -334,358 +334,5 @@ public final class DeliveryWorker: Service, Sendable {
         outbox.stopHoldingBackOutcomes()
         wakeupSink.finish()
         slotRequestSink.finish()
-    }
-
-    // MARK: Slots
-
-    /// Queues claimed work for the slots (work this instance holds already is skipped). `whileQueuing` runs under the
-    /// same lock with the number queued, before any slot can take them.
-    func enqueue(_ work: [Work], whileQueuing: (inout State, Int) -> Void = { _, _ in }) {
-        guard !work.isEmpty else { return }
-        let handOff = state.withLock { state -> [(CheckedContinuation<Work?, Never>, Work)] in
-            let fresh = work.filter { state.held.insert($0.notification.id).inserted }
-            whileQueuing(&state, fresh.count)
-            return queue(fresh, in: &state)
-        }
-        startSlots(handOff)
-    }
-
-    /// Queues the rest of an attempt whose notification this instance still holds (its confirmation came, or its
-    /// time is up).
-    private func resume(_ work: Work) {
-        startSlots(state.withLock { queue([work], in: &$0) })
-    }
-
-    /// Hands work to idle slots, queues the rest and asks for slots on demand; returns the hand-offs to make.
-    private func queue(_ work: [Work], in state: inout State) -> [(CheckedContinuation<Work?, Never>, Work)] {
-        var handOff: [(CheckedContinuation<Work?, Never>, Work)] = []
-        for item in work {
-            if let slot = state.idleSlots.popLast() {
-                handOff.append((slot, item))
-            } else {
-                state.ready.append(item, device: item.notification.deviceID)
-                if !state.isStopping, configuration.residentSlots + state.slotsOnDemand < configuration.maximumConcurrentDeliveries {
-                    state.slotsOnDemand += 1
-                    state.slotsToStart += 1
-                }
-            }
-        }
-        return handOff
-    }
-
-    private func startSlots(_ handOff: [(CheckedContinuation<Work?, Never>, Work)]) {
-        for (slot, item) in handOff { slot.resume(returning: item) }
-        let slotsToStart = state.withLock { state in
-            defer { state.slotsToStart = 0 }
-            return state.slotsToStart
-        }
-        for _ in 0..<slotsToStart {
-            if case .terminated = slotRequestSink.yield() {
-                state.withLock { $0.slotsOnDemand -= 1 }  // stopping: nothing starts it, and nothing is left to take
-            }
-        }
-    }
-
-    /// The next work for a slot; `nil` when the slot should end: the worker stops, or the slot was started on demand
-    /// and the ready queue is empty.
-    private func nextWork(isResident: Bool) async -> Work? {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Work?, Never>) in
-            let work = state.withLock { state -> Work?? in
-                if let work = state.popReady() { return .some(work) }
-                if !isResident {
-                    state.slotsOnDemand -= 1
-                    return .some(nil)
-                }
-                if state.isStopping { return .some(nil) }
-                state.idleSlots.append(continuation)
-                return .none
-            }
-            if let work { continuation.resume(returning: work) }
-        }
-    }
-
-    private func runSlot(isResident: Bool) async {
-        while let work = await nextWork(isResident: isResident) {
-            guard case .finished(let report) = await attempt(work) else { continue }  // the slot is free meanwhile
-            let (waiter, nextPage) = state.withLock { state in
-                state.held.remove(work.notification.id)
-                if let report, report.notification.status == .pending {
-                    state.schedule.insert(
-                        ScheduledAttempt(
-                            id: report.notification.id, dueAt: report.notification.nextAttemptAt,
-                            deviceID: report.notification.deviceID))
-                }
-                let nextPage =
-                    work.isBacklog
-                    ? state.backlogs.finished(work.notification.deviceID, delivered: report?.notification.status == .delivered)
-                    : .nothing
-                return (state.waiters.removeValue(forKey: work.notification.id), nextPage)
-            }
-            waiter?.continuation.resume(returning: report)
-            continueBacklog(of: work.notification.deviceID, nextPage)
-        }
-    }
-
-    /// Answers the sender waiting for this notification's first attempt, if one still waits.
-    private func answerWaiter(with report: AttemptReport) {
-        let waiter = state.withLock { $0.waiters.removeValue(forKey: report.notification.id) }
-        waiter?.continuation.resume(returning: report)
-    }
-
-    // MARK: Scheduler
-
-    /// Wakes the scheduler every tick (it sleeps until the next wake-up or tick) and answers send requests whose
-    /// delivery wait is over.
-    private func runTicker() async {
-        while !Task.isCancelled, !state.withLock({ $0.isStopping }) {
-            try? await Task.sleep(for: configuration.tick)
-            let now = ContinuousClock.now
-            let expired = state.withLock { state -> [CheckedContinuation<AttemptReport?, Never>] in
-                guard !state.waiters.isEmpty else { return [] }
-                let ids = state.waiters.filter { $0.value.deadline <= now }.map(\.key)
-                return ids.compactMap { state.waiters.removeValue(forKey: $0)?.continuation }
-            }
-            for waiter in expired { waiter.resume(returning: nil) }
-            wakeupSink.yield()
-        }
-    }
-
-    private func runScheduler() async {
-        let wallClock = ContinuousClock()
-        var nextRefill = wallClock.now
-        var nextRenewal = wallClock.now.advanced(by: .seconds(configuration.leaseDuration / 3))
-        for await _ in wakeups {
-            let now = clock.now()
-            if wallClock.now >= nextRenewal {
-                nextRenewal = wallClock.now.advanced(by: .seconds(configuration.leaseDuration / 3))
-                await renewLeases(now: now)
-            }
-            let needsRefill = state.withLock { $0.schedule.needsRefill }
-            if needsRefill || wallClock.now >= nextRefill {
-                nextRefill = wallClock.now.advanced(by: configuration.refillInterval)
-                await refillSchedule(now: now)
-            }
-            await claimDue(now: now)
-            resumeBacklogsWaitingForRoom()
-        }
-    }
-
-    private func renewLeases(now: Date) async {
-        guard state.withLock({ !$0.held.isEmpty }) else { return }
-        do {
-            try await store.renewLeases(owner: instanceID, until: now.addingTimeInterval(configuration.leaseDuration))
-        } catch {
-            logger.error("Renewing leases failed", metadata: ["error": "\(error)"])
-        }
-    }
-
-    private func refillSchedule(now: Date) async {
-        let limit = max(configuration.scheduleCapacity / 2, 1)
-        do {
-            let attempts = try await store.scheduledAttempts(at: now, limit: limit)
-            state.withLock { state in
-                state.schedule.refill(with: attempts.filter { !state.held.contains($0.id) }, complete: attempts.count < limit)
-            }
-        } catch {
-            logger.error("Reading the outbox schedule failed", metadata: ["error": "\(error)"])
-        }
-    }
-
-    /// Claims what is due, as far as the ready queue has room, in batches.
-    private func claimDue(now current: Date) async {
-        // Stored times come back from the store as seconds since 1970 and are not always the same `Date` to the last
-        // bit; a millisecond of slack makes "due now" mean the same in the timer queue and in the store's claim.
-        let now = current.addingTimeInterval(0.001)
-        while true {
-            // What is due moves from the timer queue (time order) to the due queue, from which it is claimed in turn
-            // per device: one device's thousands of retries do not make another's notification wait behind them.
-            let due = state.withLock { state -> [PushNotification.ID] in
-                let room = configuration.readyLimit - state.readyCount
-                guard room > 0, !state.isStopping else { return [] }
-                let refill = configuration.dueQueueCapacity - state.due.count
-                if refill > 0 {
-                    for attempt in state.schedule.popDue(at: now, limit: refill) { state.due.append(attempt.id, device: attempt.deviceID) }
-                }
-                var ids: [PushNotification.ID] = []
-                while ids.count < min(room, 512), let id = state.due.popFirst() { ids.append(id) }
-                return ids
-            }
-            guard !due.isEmpty else { return }
-            do {
-                let lease = Lease(owner: instanceID, expiresAt: now.addingTimeInterval(configuration.leaseDuration))
-                let claimed = try await store.claim(due, lease: lease, at: now)
-                enqueue(claimed.map { Work(notification: $0, device: nil) })
-            } catch {
-                logger.error("Claiming due notifications failed", metadata: ["error": "\(error)"])
-                state.withLock { $0.schedule.markStoreHasMore() }
-                return
-            }
-            if due.count < 512 { return }
-        }
-    }
-
-    // MARK: One attempt
-
-    /// One delivery attempt: decides, delivers, saves the outcome (group commit). `nil` when the outcome could not be
-    /// saved (the lease then expires and the notification is tried again).
-    private func attempt(_ work: Work) async -> SlotResult {
-        var notification = work.notification
-        let now = clock.now()
-        var outcome: DeliveryOutcome
-        let verdict: AttemptVerdict
-        var provider = DeliveryMetrics.noProvider
-        do {
-            let device: Device?
-            if let known = work.device { device = known } else { device = try await store.device(id: notification.deviceID) }
-            if work.confirmedLocally == true {
-                // A client has it, whatever the time now.
-                provider = Platform.websocket.rawValue
-                (outcome, verdict) = Self.deliveredLocally(notification)
-            } else if notification.expiresAt <= now {
-                notification.status = .expired
-                notification.lastError = "Expired before it could be delivered"
-                outcome = DeliveryOutcome(notification: notification, releasesQuota: true)
-                verdict = .expired
-            } else if let device, device.isActive {
-                guard let delivery = await deliver(work, to: device, provider: &provider) else { return .awaitingConfirmation }
-                (outcome, verdict) = delivery
-            } else {
-                let reason = device.map { "The device must register again: \($0.inactiveReason ?? "it has no push token")" }
-                    ?? "The device was removed"
-                notification.status = .failed
-                notification.lastError = reason
-                outcome = DeliveryOutcome(notification: notification, releasesQuota: true)
-                verdict = .deviceUnavailable(reason: reason)
-            }
-            outcome.notification.updatedAt = clock.now()
-            // Counted when the channel answered (what the counters describe), before anyone is told.
-            metrics.record(verdict, provider: provider)
-            // A delivery changes nothing the sender's next request depends on (no quota given back, no device
-            // deactivated), so its sender is answered once the outcome is queued, not once it is durable: one commit
-            // less on the request's path. Status reads go through the same queue (`GroupCommit.notification(id:)`).
-            var answerSender: (@Sendable () -> Void)?
-            if verdict == .delivered {
-                let report = AttemptReport(notification: outcome.notification, verdict: verdict)
-                answerSender = { self.answerWaiter(with: report) }
-            }
-            // An outcome that nobody waits for (its sender is answered above, or has gone, or there never was one)
-            // may wait for the next accept's commit. A hand-over waits for it: the other instance claims next.
-            let nobodyWaits: Bool
-            switch verdict {
-            case .delivered: nobodyWaits = true
-            case .handedOver: nobodyWaits = false
-            default: nobodyWaits = state.withLock { $0.waiters[notification.id] == nil }
-            }
-            try await outbox.save(outcome, mayWait: nobodyWaits, whenQueued: answerSender)
-            if case .handedOver(let instance) = verdict {
-                // The lease is given back (saved above): the instance with the client claims it now.
-                try? await cluster?.send(.deliverPending(deviceID: notification.deviceID, instance: instance))
-            }
-        } catch {
-            logger.error(
-                "Saving a delivery outcome failed; the notification is tried again when its lease expires",
-                metadata: ["notification": "\(notification.id)", "error": "\(error)"])
-            return .finished(nil)
-        }
-        return .finished(AttemptReport(notification: outcome.notification, verdict: verdict))
-    }
-
-    private static func deliveredLocally(_ original: PushNotification) -> (DeliveryOutcome, AttemptVerdict) {
-        var notification = original
-        notification.attempts += 1
-        notification.status = .delivered
-        notification.providerMessageID = nil
-        notification.lastError = nil
-        return (DeliveryOutcome(notification: notification), .delivered)
-    }
-
-    /// Order: an open local connection first (the WebSocket channel), then one on another instance (which is handed
-    /// the notification), then the device's cloud provider. `provider` is set to the channel that made the attempt.
-    /// `nil` when a client has the notification and its confirmation is awaited: the attempt goes on (``resume(_:)``)
-    /// when the channel calls back, without holding a slot meanwhile.
-    private func deliver(
-        _ work: Work, to device: Device, provider channel: inout String
-    ) async -> (DeliveryOutcome, AttemptVerdict)? {
-        var notification = work.notification
-        let now = clock.now()
-        // After an unconfirmed offer the client counts as connected (it was), whatever it did since.
-        let isConnected = work.confirmedLocally == false || localChannel?.isConnected(device.id) == true
-        if isConnected { channel = Platform.websocket.rawValue }
-        if work.confirmedLocally == nil, isConnected, let localChannel {
-            let offered = localChannel.offer(notification, to: device) { [self] confirmed in
-                var next = work
-                next.device = device
-                next.confirmedLocally = confirmed
-                resume(next)
-            }
-            switch offered {
-            case .delivered: return Self.deliveredLocally(notification)
-            case .awaitingConfirmation: return nil
-            case .notTaken: break
-            }
-        }
-        if !isConnected, let instance = cluster?.instance(connectedTo: device.id, besides: instanceID) {
-            // Still pending, lease given back: that instance claims it (and falls back to the provider itself if its
-            // client does not confirm); due here again only if it does not.
-            notification.nextAttemptAt = now.addingTimeInterval(configuration.handOverTimeout)
-            return (DeliveryOutcome(notification: notification), .handedOver(instance: instance))
-        }
-        if let provider = providers[device.platform], device.token != nil {
-            channel = provider.platform.rawValue
-            notification.attempts += 1
-            return apply(await provider.send(notification, to: device), to: notification, device: device)
-        }
-        if isConnected {
-            // A connected client did not confirm and nothing else can deliver: try it again with back-off.
-            notification.attempts += 1
-            return retry(notification, reason: "The WebSocket client did not confirm the notification", after: nil, at: now)
-        }
-        // Parked: due again at its expiry, unless a client connects or the device registers again first.
-        notification.nextAttemptAt = notification.expiresAt
-        return (DeliveryOutcome(notification: notification, isParked: true), .parked)
-    }
-
-    /// Applies a provider's verdict (classified once, by the provider).
-    private func apply(_ result: DeliveryResult, to original: PushNotification, device: Device) -> (DeliveryOutcome, AttemptVerdict) {
-        var notification = original
-        switch result {
-        case .delivered(let messageID):
-            notification.status = .delivered
-            notification.providerMessageID = messageID
-            notification.lastError = nil
-            return (DeliveryOutcome(notification: notification), .delivered)
-        case .deadToken(let reason) where notification.liveActivityToken != nil:
-            // The activity ended (or its push-to-start token changed): this push fails, the device stays active.
-            notification.status = .failed
-            notification.lastError = reason
-            logger.info("Live Activity token is dead", metadata: ["notification": "\(notification.id)", "reason": "\(reason)"])
-            return (DeliveryOutcome(notification: notification, releasesQuota: true), .deadToken(reason: reason))
-        case .deadToken(let reason):
-            notification.status = .failed
-            notification.lastError = reason
-            logger.notice("Device token is dead; device marked inactive", metadata: ["device": "\(device.id)", "reason": "\(reason)"])
-            return (DeliveryOutcome(notification: notification, releasesQuota: true, deadToken: device.token), .deadToken(reason: reason))
-        case .retry(let reason, let minimum):
-            return retry(notification, reason: reason, after: minimum, at: clock.now())
-        case .failed(let reason):
-            notification.status = .failed
-            notification.lastError = reason
-            logger.warning("Provider refused the notification", metadata: ["notification": "\(notification.id)", "reason": "\(reason)"])
-            return (DeliveryOutcome(notification: notification, releasesQuota: true), .refused(reason: reason))
-        }
-    }
-
-    private func retry(_ original: PushNotification, reason: String, after minimum: Duration?, at now: Date) -> (DeliveryOutcome, AttemptVerdict) {
-        var notification = original
-        let seconds = minimum.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
-        let next = now.addingTimeInterval(configuration.retryPolicy.delay(afterAttempts: notification.attempts, providerMinimum: seconds))
-        notification.lastError = reason
-        guard next < notification.expiresAt else {
-            notification.status = .expired
-            return (DeliveryOutcome(notification: notification, releasesQuota: true), .expired)
-        }
-        logger.debug("Delivery will be retried", metadata: ["notification": "\(notification.id)", "reason": "\(reason)"])
-        notification.nextAttemptAt = next
-        return (DeliveryOutcome(notification: notification), .willRetry)
     }
 }

@@ -6,13 +6,6 @@ import HeraldCore
 /// (``HomeAssistantLiveActivity``); for an FCM device the message of `android.js` (``HomeAssistantAndroidPayload``).
 /// The relay's own fixtures hold Herald to it (`HomeAssistantRelayFixtureTests`); docs/homeassistant.md lists every row.
 enum HomeAssistantPayload {
-    /// Messages that are commands to the Home Assistant app: silent background pushes (`clear_badge` a badge-only
-    /// alert, `delete_alert` an empty one) that don't count against the daily limit.
-    static let commands: Set<String> = [
-        "request_location_update", "request_location_updates", "update_complications", "update_widgets",
-        "clear_notification", "clear_badge", "delete_alert",
-    ]
-
     static func draft(
         for request: HomeAssistantRequest, platform: Platform, now: Date, activityClock: LiveActivityClock
     ) throws -> NotificationDraft {

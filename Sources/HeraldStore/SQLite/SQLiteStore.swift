@@ -20,11 +20,11 @@ public final class SQLiteStore: HeraldStore {
     /// connection finds the file changed at every read under load and, in WAL mode, drops its whole page cache and
     /// unmaps the file first, so each lookup faulted its pages in again; the writer's own commits never invalidate its
     /// cache (docs/performance.md, scenario 5: "Device lookups on the writer's connection").
-    private let deviceReads: Batcher<DeviceKey, Device?>
-    private let checkpointer: WALCheckpointer
-    private let writeHealth: StoreWriteHealth
-    private let writeTransactions = Atomic(0)
-    private let scheduleReads = Atomic(0)
+    let deviceReads: Batcher<DeviceKey, Device?>
+    let checkpointer: WALCheckpointer
+    let writeHealth: StoreWriteHealth
+    let writeTransactions = Atomic(0)
+    let scheduleReads = Atomic(0)
 
     /// The log size (pages) from which it is checkpointed: 10,000 (about 40 MB), ten times SQLite's default
     /// (``WALCheckpointer``).
@@ -167,7 +167,7 @@ public final class SQLiteStore: HeraldStore {
         case userIDHash(String)
     }
 
-    private static func device(_ key: DeviceKey, _ db: GRDB.Database) throws -> Device? {
+    static func device(_ key: DeviceKey, _ db: GRDB.Database) throws -> Device? {
         switch key {
         case .id(let id):
             try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM device WHERE id = ?"), arguments: [id.databaseString])
@@ -191,7 +191,7 @@ public final class SQLiteStore: HeraldStore {
     }
 
     /// Deactivates every device of `deviceID`'s platform bound to the dead `token`; returns their ids.
-    private static func deactivate(
+    static func deactivate(
         token: String, usedFor deviceID: Device.ID, reason: String, at date: Date, _ db: GRDB.Database
     ) throws -> [Device.ID] {
         let ids = try String.fetchAll(
@@ -203,251 +203,6 @@ public final class SQLiteStore: HeraldStore {
                     """),
             arguments: [reason, date.timeIntervalSince1970, token, deviceID.databaseString])
         return try ids.map(uuid)
-    }
-
-    // MARK: Notifications
-
-    public func commit(_ batch: WriteBatch) async throws -> [AcceptDecision] {
-        let (decisions, deactivated) = try await write { db in
-            let decisions = try batch.accepts.map { try Self.accept($0, db) }
-            let deactivated = try batch.outcomes.flatMap { try Self.save($0, owner: batch.owner, db) }
-            try batch.gate?.pass()  // throws: rolled back
-            return (decisions, deactivated)
-        }
-        for id in deactivated { devices.invalidate(id: id) }
-        return decisions
-    }
-
-    private static func accept(_ request: AcceptRequest, _ db: GRDB.Database) throws -> AcceptDecision {
-        let notification = request.notification
-        let quota = request.quota
-        let deviceID = notification.deviceID.databaseString
-        guard
-            let counted = try firstRow(
-                db.cachedStatement(
-                    sql: """
-                        INSERT INTO quota_counter (device_id, day, attempts) VALUES (?, ?, ?)
-                        ON CONFLICT (device_id, day) DO UPDATE SET attempts = attempts + excluded.attempts
-                        RETURNING attempts, successful, errors, total, limit_announced
-                        """),
-                [deviceID, quota.day, quota.countsAttempt ? 1 : 0], read: QuotaRow.init)
-        else { throw StoreError.notFound("quota counter") }
-        var counters = counted.counters
-        var usedUpQuota = false
-        if let refused = try refusal(by: quota, counters: counters, deviceID: deviceID, db) { return refused }
-        if let maximum = quota.maximum {
-            if counters.successful >= maximum { return .quotaExceeded(counters) }
-            guard
-                let updated = try firstRow(
-                    db.cachedStatement(
-                        sql: """
-                            UPDATE quota_counter SET successful = successful + 1, total = total + 1,
-                                limit_announced = CASE WHEN successful + 1 >= ? THEN 1 ELSE limit_announced END
-                            WHERE device_id = ? AND day = ?
-                            RETURNING attempts, successful, errors, total, limit_announced
-                            """),
-                    [maximum, deviceID, quota.day], read: QuotaRow.init)
-            else { throw StoreError.notFound("quota counter") }
-            counters = updated.counters
-            usedUpQuota = !counted.limitAnnounced && updated.limitAnnounced
-        }
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO notification (id, device_id, push_type, priority, collapse_id, payload, quota_day, status,
-                    attempts, last_error, provider_message_id, created_at, updated_at, next_attempt_at, expires_at,
-                    live_activity_token, lease_owner, lease_expires_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """
-        ).execute(arguments: Self.arguments(notification) + [request.lease?.owner, request.lease?.expiresAt.timeIntervalSince1970])
-        return .accepted(counters, usedUpQuota: usedUpQuota)
-    }
-
-    /// Saves one outcome if `owner` still holds its lease; returns the devices a dead token deactivated.
-    private static func save(_ outcome: DeliveryOutcome, owner: String, _ db: GRDB.Database) throws -> [Device.ID] {
-        let notification = outcome.notification
-        guard
-            let quotaDay = try firstRow(
-                db.cachedStatement(
-                    sql: """
-                        UPDATE notification SET status = ?, attempts = ?, last_error = ?, provider_message_id = ?,
-                            updated_at = ?, next_attempt_at = ?, expires_at = ?, parked = ?,
-                            lease_owner = NULL, lease_expires_at = NULL
-                        WHERE id = ? AND lease_owner = ? AND status = 'pending'
-                        RETURNING quota_day
-                        """),
-                [
-                    notification.status.rawValue, notification.attempts, notification.lastError,
-                    notification.providerMessageID, notification.updatedAt.timeIntervalSince1970,
-                    notification.nextAttemptAt.timeIntervalSince1970, notification.expiresAt.timeIntervalSince1970,
-                    outcome.isParked, notification.id.databaseString, owner,
-                ], read: { row -> String? in row[0] })
-        else { return [] }  // the lease was lost (taken over) or the notification is gone: nothing to save
-        if outcome.releasesQuota, let day = quotaDay {
-            try db.cachedStatement(
-                sql: """
-                    UPDATE quota_counter SET successful = MAX(successful - 1, 0), errors = errors + 1
-                    WHERE device_id = ? AND day = ?
-                    """
-            ).execute(arguments: [notification.deviceID.databaseString, day])
-        }
-        guard let token = outcome.deadToken else { return [] }
-        return try deactivate(
-            token: token, usedFor: notification.deviceID, reason: notification.lastError ?? "dead token", at: notification.updatedAt, db)
-    }
-
-    public func claim(_ ids: [PushNotification.ID], lease: Lease, at now: Date) async throws -> [PushNotification] {
-        guard !ids.isEmpty else { return [] }
-        return try await write { db in
-            let statement = try db.cachedStatement(
-                sql: """
-                    UPDATE notification SET lease_owner = ?, lease_expires_at = ?
-                    WHERE id = ? AND status = 'pending' AND next_attempt_at <= ?
-                        AND (lease_owner IS NULL OR lease_expires_at <= ?)
-                    RETURNING *
-                    """)
-            return try ids.compactMap { id in
-                try Row.fetchOne(
-                    statement,
-                    arguments: [
-                        lease.owner, lease.expiresAt.timeIntervalSince1970, id.databaseString, now.timeIntervalSince1970,
-                        now.timeIntervalSince1970,
-                    ]
-                ).map(Self.notification)
-            }
-        }
-    }
-
-    public func claimPending(deviceID: Device.ID, lease: Lease, at now: Date, limit: Int) async throws -> [PushNotification] {
-        try await write { db in
-            try Row.fetchAll(
-                db.cachedStatement(
-                    sql: """
-                        UPDATE notification SET lease_owner = ?, lease_expires_at = ?, parked = 0
-                        WHERE id IN (
-                            SELECT id FROM notification
-                            WHERE device_id = ? AND status = 'pending' AND (lease_owner IS NULL OR lease_expires_at <= ?)
-                            ORDER BY created_at, id LIMIT ?)
-                        RETURNING *
-                        """),
-                arguments: [lease.owner, lease.expiresAt.timeIntervalSince1970, deviceID.databaseString, now.timeIntervalSince1970, limit]
-            ).map(Self.notification).sorted { ($0.createdAt, $0.id.uuidString) < ($1.createdAt, $1.id.uuidString) }
-        }
-    }
-
-    public func scheduledAttempts(at now: Date, limit: Int) async throws -> [ScheduledAttempt] {
-        scheduleReads.add(1, ordering: .relaxed)
-        return try await database.read { db in
-            try Row.fetchAll(
-                db.cachedStatement(
-                    sql: """
-                        SELECT id, next_attempt_at, device_id FROM notification
-                        WHERE status = 'pending' AND (lease_owner IS NULL OR lease_expires_at <= ?)
-                        ORDER BY next_attempt_at LIMIT ?
-                        """),
-                arguments: [now.timeIntervalSince1970, limit]
-            ).map { row in
-                ScheduledAttempt(
-                    id: try Self.uuid(row["id"]), dueAt: Date(timeIntervalSince1970: row["next_attempt_at"]),
-                    deviceID: try Self.uuid(row["device_id"]))
-            }
-        }
-    }
-
-    public func renewLeases(owner: String, until expiry: Date) async throws {
-        try await write { db in
-            try db.cachedStatement(sql: "UPDATE notification SET lease_expires_at = ? WHERE lease_owner = ?")
-                .execute(arguments: [expiry.timeIntervalSince1970, owner])
-        }
-    }
-
-    public func releaseLeases(owner: String) async throws {
-        try await write { db in
-            try db.execute(
-                sql: "UPDATE notification SET lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = ?", arguments: [owner])
-        }
-    }
-
-    public func unpark(platforms: Set<Platform>, at now: Date) async throws -> Int {
-        guard !platforms.isEmpty else { return 0 }
-        return try await write { db in
-            try db.execute(
-                sql: Self.unparkStatement(platformCount: platforms.count),
-                arguments: [now.timeIntervalSince1970] + StatementArguments(platforms.map(\.rawValue).sorted()))
-            return db.changesCount
-        }
-    }
-
-    /// Runs at every start: it must cost what the parked notifications cost, not what the devices do. It walks the
-    /// partial index of parked notifications and looks each one's device up by its key; the earlier form
-    /// (`device_id IN (SELECT id FROM device …)`) listed every device first and held the writer for seconds on a
-    /// store of a million devices (docs/performance.md, scenario 5).
-    static func unparkStatement(platformCount: Int) -> String {
-        let placeholders = Array(repeating: "?", count: platformCount).joined(separator: ", ")
-        return """
-            UPDATE notification INDEXED BY notification_parked SET parked = 0, next_attempt_at = ?
-            WHERE parked = 1 AND status = 'pending' AND EXISTS (
-                SELECT 1 FROM device
-                WHERE device.id = notification.device_id AND device.token IS NOT NULL
-                    AND device.platform IN (\(placeholders)))
-            """
-    }
-
-    public func notification(id: PushNotification.ID) async throws -> PushNotification? {
-        try await database.read { db in
-            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM notification WHERE id = ?"), arguments: [id.databaseString])
-                .map(Self.notification)
-        }
-    }
-
-    public func lease(of id: PushNotification.ID) async throws -> Lease? {
-        try await database.read { db in
-            guard
-                let row = try Row.fetchOne(
-                    db, sql: "SELECT lease_owner, lease_expires_at FROM notification WHERE id = ?", arguments: [id.databaseString]),
-                let owner: String = row["lease_owner"], let expiry: Double = row["lease_expires_at"]
-            else { return nil }
-            return Lease(owner: owner, expiresAt: Date(timeIntervalSince1970: expiry))
-        }
-    }
-
-    public func pendingNotifications(deviceID: Device.ID, limit: Int) async throws -> [PushNotification] {
-        try await database.read { db in
-            try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT * FROM notification WHERE device_id = ? AND status = 'pending'
-                    ORDER BY created_at, id LIMIT ?
-                    """,
-                arguments: [deviceID.databaseString, limit]
-            ).map(Self.notification)
-        }
-    }
-
-    public func outboxDepth(at now: Date, limit: Int) async throws -> OutboxDepth {
-        try await database.read { db in
-            // Both counts walk the partial index notification_due (pending rows only), at most `limit` entries each.
-            let row = try Row.fetchOne(
-                db.cachedStatement(
-                    sql: """
-                        SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM notification WHERE status = 'pending' LIMIT ?)),
-                               (SELECT COUNT(*) FROM (SELECT 1 FROM notification WHERE status = 'pending' AND next_attempt_at <= ? LIMIT ?))
-                        """),
-                arguments: [limit, now.timeIntervalSince1970, limit])
-            return OutboxDepth(pending: row?[0] ?? 0, due: row?[1] ?? 0)
-        }
-    }
-
-    public func quotaCounters(deviceID: Device.ID, day: String) async throws -> QuotaCounters {
-        try await database.read { db in
-            try Self.firstRow(
-                db.cachedStatement(
-                    sql: """
-                        SELECT attempts, successful, errors, total, limit_announced FROM quota_counter
-                        WHERE device_id = ? AND day = ?
-                        """),
-                [deviceID.databaseString, day], read: QuotaRow.init
-            )?.counters ?? QuotaCounters()
-        }
     }
 
     // MARK: Lifecycle
@@ -485,7 +240,7 @@ public final class SQLiteStore: HeraldStore {
     /// commit's statements read their `RETURNING` columns this way, by position: `Row.fetchOne` copies the row and
     /// its column names, and a column read by name lowercases the name and searches for it (docs/performance.md,
     /// "Ids as text").
-    private static func firstRow<Value>(
+    static func firstRow<Value>(
         _ statement: Statement, _ arguments: StatementArguments, read: (Row) throws -> Value
     ) throws -> Value? {
         let rows = try Row.fetchCursor(statement, arguments: arguments)
@@ -493,7 +248,7 @@ public final class SQLiteStore: HeraldStore {
     }
 
     /// `attempts, successful, errors, total, limit_announced` of a quota counter row, by position.
-    private struct QuotaRow {
+    struct QuotaRow {
         var counters: QuotaCounters
         var limitAnnounced: Bool
 
@@ -503,7 +258,7 @@ public final class SQLiteStore: HeraldStore {
         }
     }
 
-    private static func arguments(_ device: Device) -> StatementArguments {
+    static func arguments(_ device: Device) -> StatementArguments {
         [
             device.id.databaseString, device.userIDHash, device.secretHash, device.platform.rawValue,
             device.environment.rawValue, device.token, device.isActive, device.inactiveReason, device.dailyLimit,
@@ -511,7 +266,7 @@ public final class SQLiteStore: HeraldStore {
         ]
     }
 
-    private static func device(_ row: Row) throws -> Device {
+    static func device(_ row: Row) throws -> Device {
         Device(
             id: try uuid(row["id"]), userIDHash: row["user_id_hash"], secretHash: row["secret_hash"],
             platform: try enumValue(row["platform"]), environment: try enumValue(row["environment"]), token: row["token"],
@@ -520,7 +275,7 @@ public final class SQLiteStore: HeraldStore {
             updatedAt: Date(timeIntervalSince1970: row["updated_at"]))
     }
 
-    private static func arguments(_ notification: PushNotification) -> StatementArguments {
+    static func arguments(_ notification: PushNotification) -> StatementArguments {
         [
             notification.id.databaseString, notification.deviceID.databaseString, notification.pushType.rawValue,
             notification.priority, notification.collapseID, notification.payload, notification.quotaDay,
@@ -552,7 +307,7 @@ public final class SQLiteStore: HeraldStore {
         return value
     }
 
-    private struct CorruptRow: Error {
+    struct CorruptRow: Error {
         var detail: String
     }
 }
