@@ -86,6 +86,8 @@ public final class APNsProvider: PushProvider {
         }
     }
 
+    static let renderer = APNsRenderer()
+
     /// Sends one notification and classifies the answer; see the type's documentation for the rules.
     public func send(_ notification: PushNotification, to device: Device) async -> DeliveryResult {
         let apnsID = notification.id.lowercasedText
@@ -102,7 +104,13 @@ public final class APNsProvider: PushProvider {
             return .deadToken(reason: APNsErrorReason.badDeviceToken.rawValue)
         }
         let path = "/3/device/\(deviceToken)"
-        let body = ByteBuffer(bytes: notification.payload)
+        // The stored payload; rendered again from the content when it was rendered for another provider.
+        let body: ByteBuffer
+        do {
+            body = ByteBuffer(bytes: try Self.renderer.payload(of: notification))
+        } catch {
+            return .failed(reason: "the notification does not fit APNs' payload limit: \(error)")
+        }
         // A collapse id HTTP/2 refuses as a header value fails for good without a connection: swift-nio-http2 would
         // refuse it on every attempt, and the stream it opened would keep its place among the connection's streams.
         if let collapseID = notification.collapseID, APNsClassification.isRefusedHeaderValue(collapseID) {

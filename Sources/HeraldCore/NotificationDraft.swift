@@ -1,19 +1,16 @@
 import Foundation
 
-/// What a send API hands to the pipeline: the content of one notification for one device,
-/// before it is fitted, counted and stored.
+/// What a send API hands to the pipeline: the content of one notification for one device, before it is rendered
+/// for the device's provider, fitted, counted and stored.
 public struct NotificationDraft: Sendable, Equatable {
     public var pushType: PushType
-    /// APNs priority: 10 immediate, 5 power-aware (background pushes must use 5).
+    /// APNs priority: 10 immediate, 5 power-aware (background pushes must use 5). A renderer may lower it for its
+    /// provider (FCM: a passive notification is sent at normal priority).
     public var priority: Int
     /// `apns-collapse-id`, at most 64 bytes.
     public var collapseID: String?
-    /// The payload in the shape of the device's provider: for APNs (and WebSocket-only devices) `aps` plus custom
-    /// top-level keys; for FCM the `message` object without its target (docs/payloads.md).
-    public var payload: JSONObject
-    /// Where in ``payload`` the body sits that ``PayloadFitter`` may shorten: `aps.alert.body` for APNs,
-    /// `notification.body` or `data.message` for FCM.
-    public var bodyPath: [String]
+    /// What the notification says, for every provider.
+    public var content: NotificationContent
     /// Exempt notifications (commands, critical alerts) don't consume the daily quota.
     public var isExemptFromQuota: Bool
     /// When the notification expires; `nil` for the configured time to live.
@@ -22,35 +19,21 @@ public struct NotificationDraft: Sendable, Equatable {
     public var liveActivityToken: String?
 
     public init(
-        pushType: PushType = .alert, priority: Int = 10, collapseID: String? = nil, payload: JSONObject,
-        bodyPath: [String] = PayloadFitter.apnsBodyPath, isExemptFromQuota: Bool = false, expiresAt: Date? = nil,
-        liveActivityToken: String? = nil
+        pushType: PushType = .alert, priority: Int = 10, collapseID: String? = nil, content: NotificationContent,
+        isExemptFromQuota: Bool = false, expiresAt: Date? = nil, liveActivityToken: String? = nil
     ) {
-        self.bodyPath = bodyPath
         self.pushType = pushType
         self.priority = priority
         self.collapseID = collapseID
-        self.payload = payload
+        self.content = content
         self.isExemptFromQuota = isExemptFromQuota
         self.expiresAt = expiresAt
         self.liveActivityToken = liveActivityToken
     }
 }
 
-/// Fits a payload into the provider's size limit by shortening its body (`aps.alert.body` for APNs).
+/// Fits a payload into a provider's size limit by shortening its body (``PayloadRenderer/fitted(_:priority:collapseID:)``).
 public enum PayloadFitter {
-    /// APNs' limit for every push type Herald sends.
-    public static let apnsLimit = 4096
-    /// FCM's limit for a message to a device is 4096 bytes too; the stored message keeps 32 bytes free for the
-    /// `android.ttl` the provider adds at send time (`"android":{"ttl":"2419200s"}` at most).
-    public static let fcmLimit = 4096 - 32
-
-    /// The limit for a device of `platform` (WebSocket-only devices get APNs-shaped payloads).
-    public static func limit(for platform: Platform) -> Int {
-        platform == .fcm ? fcmLimit : apnsLimit
-    }
-    /// Where an APNs payload's body sits.
-    public static let apnsBodyPath = ["aps", "alert", "body"]
     /// What a shortened body ends with.
     public static let ellipsis = "…"
 
@@ -63,12 +46,10 @@ public enum PayloadFitter {
 
     /// Encodes `payload`; if it is over `limit` bytes, shortens the string at `bodyPath` at a character boundary
     /// and appends "…" until it fits. `truncated` says whether the body was shortened.
-    public static func fit(
-        _ payload: JSONObject, limit: Int = apnsLimit, bodyPath: [String] = apnsBodyPath
-    ) throws -> (data: Data, truncated: Bool) {
+    public static func fit(_ payload: JSONObject, limit: Int, bodyPath: [String]?) throws -> (data: Data, truncated: Bool) {
         let full = try JSONValue.object(payload).encoded()
         if full.count <= limit { return (full, false) }
-        guard let body = payload.string(at: bodyPath), !body.isEmpty else {
+        guard let bodyPath, let body = payload.string(at: bodyPath), !body.isEmpty else {
             throw TooLarge(minimumBytes: full.count, limit: limit)
         }
         let characters = Array(body)

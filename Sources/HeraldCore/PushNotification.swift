@@ -26,9 +26,11 @@ public enum DeliveryStatus: String, Sendable, Codable {
 /// The one internal notification. Every send API decodes its own request and produces this;
 /// one pipeline stores, rate-limits and delivers it.
 ///
-/// `payload` is the finished JSON in the shape of the device's provider, already fitted to the provider's size limit:
-/// for APNs (and WebSocket-only devices) the APNs payload (`aps` plus custom keys), sent byte for byte; for FCM the
-/// `message` object without its target, to which the provider adds the device's token (and `android.ttl`).
+/// `content` is what the notification says, for every provider; `payload` is that content rendered for the device's
+/// provider when it was accepted (``renderedBy``), already fitted to the provider's size limit: for APNs (and
+/// WebSocket-only devices) the APNs payload (`aps` plus custom keys), sent byte for byte; for FCM the `message` object
+/// without its target, to which the provider adds the device's token (and `android.ttl`). A provider whose renderer
+/// did not make `payload` renders `content` again (``PayloadRenderer/payload(of:)``).
 public struct PushNotification: Sendable, Equatable, Identifiable {
     public var id: UUID
     public var deviceID: Device.ID
@@ -39,6 +41,10 @@ public struct PushNotification: Sendable, Equatable, Identifiable {
     public var collapseID: String?
     /// The JSON payload (an object with `aps`, or an FCM message).
     public var payload: Data
+    /// The renderer that made ``payload`` (``PayloadRenderer/name``); `nil` for rows stored before Herald kept it.
+    public var renderedBy: String?
+    /// What the notification says; `nil` for rows stored before Herald kept it (their payload is sent as it is).
+    public var content: NotificationContent?
     /// The UTC day whose quota this notification consumed; `nil` when it is exempt (commands, critical alerts).
     public var quotaDay: String?
     public var status: DeliveryStatus
@@ -60,8 +66,10 @@ public struct PushNotification: Sendable, Equatable, Identifiable {
         id: UUID = .random(), deviceID: Device.ID, pushType: PushType, priority: Int, collapseID: String?, payload: Data,
         quotaDay: String?, status: DeliveryStatus = .pending, attempts: Int = 0, lastError: String? = nil,
         providerMessageID: String? = nil, createdAt: Date, updatedAt: Date? = nil, nextAttemptAt: Date? = nil,
-        expiresAt: Date, liveActivityToken: String? = nil
+        expiresAt: Date, liveActivityToken: String? = nil, renderedBy: String? = nil, content: NotificationContent? = nil
     ) {
+        self.renderedBy = renderedBy
+        self.content = content
         self.id = id
         self.deviceID = deviceID
         self.pushType = pushType

@@ -37,7 +37,7 @@ public struct SendReceipt: Sendable, Equatable {
     public var statusWord: String { notification.status == .delivered ? "delivered" : "queued" }
 }
 
-/// The one path every send API takes: fit the payload, count it against the daily quota and store it (group commit,
+/// The one path every send API takes: render the content for the device's provider and fit it, count it against the daily quota and store it (group commit,
 /// already leased to this instance's worker), then hand it to the delivery worker and wait briefly for the first
 /// attempt. The attempt's verdict, classified once by the provider, becomes the answer; the device is not read again.
 public struct SendPipeline: Sendable {
@@ -66,8 +66,13 @@ public struct SendPipeline: Sendable {
     private let worker: DeliveryWorker
     private let clock: any WallClock
     private let configuration: Configuration
+    /// The renderer of each platform's payload.
+    public let renderers: PayloadRenderers
 
-    public init(store: any HeraldStore, worker: DeliveryWorker, clock: any WallClock, configuration: Configuration) {
+    public init(
+        store: any HeraldStore, worker: DeliveryWorker, clock: any WallClock, configuration: Configuration, renderers: PayloadRenderers
+    ) {
+        self.renderers = renderers
         self.store = store
         self.worker = worker
         self.clock = clock
@@ -96,9 +101,9 @@ public struct SendPipeline: Sendable {
         guard device.isActive else {
             throw .deviceInactive(reason: device.inactiveReason ?? "the device has no push token")
         }
-        let fitted: (data: Data, truncated: Bool)
+        let fitted: FittedPayload
         do {
-            fitted = try PayloadFitter.fit(draft.payload, limit: PayloadFitter.limit(for: device.platform), bodyPath: draft.bodyPath)
+            fitted = try renderers.renderer(for: device.platform).fitted(draft.content, priority: draft.priority, collapseID: draft.collapseID)
         } catch let error as PayloadFitter.TooLarge {
             throw .payloadTooLarge(minimumBytes: error.minimumBytes, limit: error.limit)
         } catch {
@@ -109,10 +114,10 @@ public struct SendPipeline: Sendable {
         let day = UTCDay(containing: now)
         let maximum = dailyLimit(of: device)
         let notification = PushNotification(
-            id: .timeOrdered(at: now), deviceID: device.id, pushType: draft.pushType, priority: draft.priority,
+            id: .timeOrdered(at: now), deviceID: device.id, pushType: draft.pushType, priority: fitted.priority,
             collapseID: draft.collapseID, payload: fitted.data, quotaDay: draft.isExemptFromQuota ? nil : day.description,
             createdAt: now, expiresAt: Self.expiry(draft.expiresAt, now: now, timeToLive: configuration.timeToLive),
-            liveActivityToken: draft.liveActivityToken)
+            liveActivityToken: draft.liveActivityToken, renderedBy: fitted.renderedBy, content: draft.content)
 
         let quota = QuotaRequest(
             day: day.description, maximum: draft.isExemptFromQuota ? nil : maximum,
@@ -178,37 +183,12 @@ public struct SendPipeline: Sendable {
         let title = "Notifications paused"
         let body =
             "This device has received its \(quota.maximum) notifications for today. Further notifications are refused until \(quota.resetsAt.iso8601WithMilliseconds)."
-        let payload: JSONObject
-        if device.platform == .fcm {
-            // As Home Assistant's relay words it for Android: localisable keys, the figures in `data`.
-            payload = [
-                "notification": ["title": .string(title), "body": .string(body)],
-                "data": [
-                    "rateLimited": "true", "maxNotificationsPerDay": .string(String(quota.maximum)),
-                    "resetsAt": .string(quota.resetsAt.iso8601WithMilliseconds),
-                ],
-                "android": [
-                    "collapse_key": "herald-rate-limit",
-                    "notification": [
-                        "title_loc_key": "rate_limit_notification.title", "body_loc_key": "rate_limit_notification.body",
-                        "body_loc_args": [.string(String(quota.maximum))], "tag": "herald-rate-limit",
-                    ],
-                ],
-            ]
-        } else {
-            payload = [
-                "aps": ["alert": ["title": .string(title), "body": .string(body)], "sound": "default"],
-                "rate_limit": [
-                    "loc-key": "rate_limit_notification.body", "title-loc-key": "rate_limit_notification.title",
-                    "maximum": .int(quota.maximum), "resetsAt": .string(quota.resetsAt.iso8601WithMilliseconds),
-                ],
-            ]
-        }
-        guard let data = try? JSONValue.object(payload).encoded() else { return }
+        let content = QuotaAnnouncement.content(title: title, body: body, maximum: quota.maximum, resetsAt: quota.resetsAt)
+        guard let fitted = try? renderers.renderer(for: device.platform).fitted(content, priority: 10, collapseID: "herald-rate-limit") else { return }
         let notification = PushNotification(
-            id: .timeOrdered(at: now), deviceID: device.id, pushType: .alert, priority: 10,
-            collapseID: "herald-rate-limit", payload: data, quotaDay: nil,
-            createdAt: now, expiresAt: quota.resetsAt)
+            id: .timeOrdered(at: now), deviceID: device.id, pushType: .alert, priority: fitted.priority,
+            collapseID: "herald-rate-limit", payload: fitted.data, quotaDay: nil,
+            createdAt: now, expiresAt: quota.resetsAt, renderedBy: fitted.renderedBy, content: content)
         _ = try? await store(
             notification, quota: QuotaRequest(day: UTCDay(containing: now).description, maximum: nil, countsAttempt: false),
             for: device, startingDelivery: true)

@@ -150,7 +150,8 @@ public final class FCMProvider: PushProvider {
 
     /// `{"message": <stored message> + token (+ android.ttl)}`.
     static func requestBody(_ notification: PushNotification, token: String, now: Date) throws -> ByteBuffer {
-        guard var message = try JSONValue.decode(notification.payload).objectValue else {
+        // The stored message; rendered again from the content when it was rendered for another provider.
+        guard var message = try JSONValue.decode(FCMRenderer().payload(of: notification)).objectValue else {
             throw FCMPayloadError.notAnObject
         }
         message["token"] = .string(token)

@@ -57,7 +57,8 @@ public func buildApplication(
         logger.notice("FCM is not configured (HERALD_FCM_SERVICE_ACCOUNT): notifications for FCM devices stay queued")
     }
 
-    let hub = WebSocketHub(confirmTimeout: configuration.webSocketConfirmTimeout, metrics: metrics.factory, logger: logger)
+    let hub = WebSocketHub(
+        confirmTimeout: configuration.webSocketConfirmTimeout, renderers: payloadRenderers, metrics: metrics.factory, logger: logger)
     let worker = DeliveryWorker(
         store: store, providers: providers, localChannel: hub, clock: clock,
         configuration: .init(
@@ -77,7 +78,8 @@ public func buildApplication(
         store: store, worker: worker, clock: clock,
         configuration: .init(
             dailyLimit: configuration.dailyLimit, timeToLive: configuration.notificationTTL,
-            exemptDailyLimit: configuration.exemptDailyLimit, maximumPendingPerDevice: configuration.maximumPendingPerDevice))
+            exemptDailyLimit: configuration.exemptDailyLimit, maximumPendingPerDevice: configuration.maximumPendingPerDevice),
+        renderers: payloadRenderers)
     let link = store.cluster.map { ClusterLink(cluster: $0, hub: hub, worker: worker, logger: logger) }
     let (router, webSocket) = buildRouters(
         store: store, pipeline: pipeline, worker: worker, hub: hub, link: link, clock: clock,
@@ -109,6 +111,10 @@ public func buildApplication(
         services: services,
         logger: logger)
 }
+
+/// Each platform's payload renderer: one per provider Herald speaks; WebSocket-only devices get the APNs payload.
+/// Renderers need no credentials, so a device is rendered for even while its provider is not configured.
+let payloadRenderers = PayloadRenderers([.apns: APNsRenderer(), .fcm: FCMRenderer()], fallback: APNsRenderer())
 
 /// `HOST:PORT`: unique among instances on one database, and the same after a restart (which then takes its
 /// predecessor's leases back at once). With port 0 (a port chosen by the system) a random suffix stands for the port.

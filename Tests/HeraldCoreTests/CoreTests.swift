@@ -6,7 +6,7 @@ import Testing
 struct PayloadFitterTests {
     @Test func aPayloadWithinTheLimitIsUntouched() throws {
         let payload: JSONObject = ["aps": ["alert": ["title": "T", "body": "B"]]]
-        let fitted = try PayloadFitter.fit(payload)
+        let fitted = try PayloadFitter.fit(payload, limit: 4_096, bodyPath: ["aps", "alert", "body"])
         #expect(fitted.truncated == false)
         #expect(String(decoding: fitted.data, as: UTF8.self) == #"{"aps":{"alert":{"body":"B","title":"T"}}}"#)
     }
@@ -14,7 +14,7 @@ struct PayloadFitterTests {
     @Test(arguments: ["a", "é", "🐦", "👩‍👩‍👧‍👦", "\"\\"])
     func theBodyIsShortenedToTheLongestPrefixThatFits(unit: String) throws {
         let body = String(repeating: unit, count: 3_000)
-        let fitted = try PayloadFitter.fit(["aps": ["alert": ["body": .string(body)]], "x": "y"], limit: 1_000)
+        let fitted = try PayloadFitter.fit(["aps": ["alert": ["body": .string(body)]], "x": "y"], limit: 1_000, bodyPath: ["aps", "alert", "body"])
         #expect(fitted.truncated)
         #expect(fitted.data.count <= 1_000)
         let shortened = try #require(JSONValue.decode(fitted.data).objectValue?["aps"]?.objectValue?["alert"]?.objectValue?["body"]?.stringValue)
@@ -29,8 +29,8 @@ struct PayloadFitterTests {
 
     @Test func aPayloadThatCannotFitIsRefused() {
         let payload: JSONObject = ["aps": ["alert": ["title": .string(String(repeating: "t", count: 200)), "body": "b"]]]
-        #expect(throws: PayloadFitter.TooLarge.self) { try PayloadFitter.fit(payload, limit: 100) }
-        #expect(throws: PayloadFitter.TooLarge.self) { try PayloadFitter.fit(["aps": ["content-available": 1], "big": .string(String(repeating: "x", count: 200))], limit: 100) }
+        #expect(throws: PayloadFitter.TooLarge.self) { try PayloadFitter.fit(payload, limit: 100, bodyPath: ["aps", "alert", "body"]) }
+        #expect(throws: PayloadFitter.TooLarge.self) { try PayloadFitter.fit(["aps": ["content-available": 1], "big": .string(String(repeating: "x", count: 200))], limit: 100, bodyPath: ["aps", "alert", "body"]) }
     }
 }
 

@@ -101,7 +101,7 @@ struct MetricsTests {
         let factory = DescribedMetricsFactory(registry: registry, descriptions: ServerMetrics.all)
         let device = Fixtures.device(platform: .websocket).device
         // A client that confirms what it gets (the hub waits up to a minute for it)…
-        let patient = WebSocketHub(confirmTimeout: .seconds(60), metrics: factory, logger: Logger(label: "test"))
+        let patient = WebSocketHub(confirmTimeout: .seconds(60), renderers: payloadRenderers, metrics: factory, logger: Logger(label: "test"))
         let events = AsyncStream.makeStream(of: String.self)
         let subscribed = patient.subscribe(
             deviceID: device.id, messageID: 1, supportsConfirm: true, socket: HandingOverSocket { events.continuation.yield($0) })
@@ -118,7 +118,7 @@ struct MetricsTests {
         try await confirmer.value
         patient.unsubscribe(subscription, deviceID: device.id)
         // …and one that never confirms (this hub waits 50 ms).
-        let impatient = WebSocketHub(confirmTimeout: .milliseconds(50), metrics: factory, logger: Logger(label: "test"))
+        let impatient = WebSocketHub(confirmTimeout: .milliseconds(50), renderers: payloadRenderers, metrics: factory, logger: Logger(label: "test"))
         _ = impatient.subscribe(deviceID: device.id, messageID: 1, supportsConfirm: true, socket: HandingOverSocket { _ in })
         #expect(await impatient.deliver(Fixtures.notification(for: device), to: device) == false)
 

@@ -233,7 +233,7 @@ struct WebSocketTests {
 @Suite("WebSocket hub")
 struct WebSocketHubTests {
     @Test func aSlowClientsQueueIsBounded() async throws {
-        let hub = WebSocketHub(confirmTimeout: .seconds(1), logger: Logger(label: "test"))
+        let hub = WebSocketHub(confirmTimeout: .seconds(1), renderers: payloadRenderers, logger: Logger(label: "test"))
         let device = Fixtures.device(platform: .websocket).device
         // A socket whose writes never finish: its client stopped reading.
         let stalled = StalledWrites()

@@ -22,9 +22,9 @@ struct ActionNotificationController<Context: RemoteAddressRequestContext>: Senda
         }
         return try await SendAnswers.withRateLimitHeaders(of: device, pipeline: pipeline, clock: clock) {
             let notification = try ActionNotificationRequest(try await JSONBody.object(of: request, limit: bodyLimit))
-            try notification.checkActionsFit(for: device.platform)
+            try notification.checkActionsFit(pipeline.renderers.renderer(for: device.platform))
             do throws(SendError) {
-                let receipt = try await pipeline.send(notification.draft(for: device.platform), to: device)
+                let receipt = try await pipeline.send(notification.draft, to: device)
                 return SendAnswers.created(receipt, now: clock.now())
             } catch {
                 throw SendAnswers.apiError(error, now: clock.now())

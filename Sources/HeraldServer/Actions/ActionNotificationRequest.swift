@@ -6,20 +6,10 @@ import HeraldCore
 /// action buttons. Decodes, validates and turns into the one ``NotificationDraft`` (payload in docs/payloads.md).
 struct ActionNotificationRequest {
     /// `interruption-level` values, as APNs spells them.
-    enum Level: String, CaseIterable {
-        case passive
-        case active
-        case timeSensitive = "time-sensitive"
-        case critical
-    }
+    typealias Level = NotificationContent.Level
 
-    /// The one notification category the app registers for notifications with buttons; the buttons themselves
-    /// travel in the payload's `actions` and the app's Notification Service Extension installs them.
-    static let actionsCategory = "HERALD_ACTIONS"
     static let maximumSourceLength = 64
     static let maximumSourceDisplayNameLength = 64
-    /// `aps.sound` of a critical alert: full volume, the default sound.
-    static let criticalSound: JSONValue = ["critical": 1, "name": "default", "volume": 1.0]
 
     var title: String
     var body: String
@@ -88,96 +78,43 @@ struct ActionNotificationRequest {
         return actions
     }
 
-    /// The notification the app receives on a device of `platform` (documented in docs/payloads.md). Critical alerts
-    /// don't count against the daily quota.
-    func draft(for platform: Platform) -> NotificationDraft { draft(for: platform, body: body) }
+    /// The notification (docs/payloads.md): `source` as its thread, the level as its interruption level (critical
+    /// alerts sound at full volume and don't count against the daily quota), the image for the app's extension and
+    /// for platforms that show one by themselves, the buttons, and the request's fields as the app's own keys.
+    var draft: NotificationDraft { draft(body: body) }
 
-    private func draft(for platform: Platform, body: String, includingActions: Bool = true) -> NotificationDraft {
-        platform == .fcm
-            ? fcmDraft(body: body, includingActions: includingActions)
-            : apnsDraft(body: body, includingActions: includingActions)
-    }
-
-    private func apnsDraft(body: String, includingActions: Bool) -> NotificationDraft {
-        var aps: JSONObject = [
-            "alert": ["title": .string(title), "body": .string(body)],
-            "interruption-level": .string(level.rawValue),
-            "sound": level == .critical ? Self.criticalSound : "default",
-        ]
-        if let source { aps["thread-id"] = .string(source) }
-        let hasActions = includingActions && !actions.isEmpty
-        if hasActions { aps["category"] = .string(Self.actionsCategory) }
-        if hasActions || imageURL != nil { aps["mutable-content"] = 1 }
-
-        var payload: JSONObject = ["aps": .object(aps)]
-        if hasActions { payload["actions"] = .array(actions.map(\.json)) }
-        if let source { payload["source"] = .string(source) }
-        if let sourceDisplayName { payload["source_display_name"] = .string(sourceDisplayName) }
-        if let imageURL { payload["image_url"] = .string(imageURL) }
-        if let url { payload["url"] = .string(url) }
-        if let notificationID { payload["notification_id"] = .string(notificationID) }
+    private func draft(body: String, includingActions: Bool = true) -> NotificationDraft {
+        var data: JSONObject = [:]
+        data["source"] = source.map(JSONValue.string)
+        data["source_display_name"] = sourceDisplayName.map(JSONValue.string)
+        data["image_url"] = imageURL.map(JSONValue.string)
+        data["url"] = url.map(JSONValue.string)
+        data["notification_id"] = notificationID.map(JSONValue.string)
+        let content = NotificationContent(
+            title: title, body: body, sound: level == .critical ? .critical : .default, level: level, thread: source,
+            imageURL: imageURL, hasMedia: imageURL != nil, actions: includingActions ? actions.compactMap(\.json.objectValue) : [], tapURL: url,
+            data: data)
         return NotificationDraft(
-            pushType: .alert, priority: 10, collapseID: notificationID, payload: payload, isExemptFromQuota: level == .critical)
+            pushType: .alert, priority: 10, collapseID: notificationID, content: content, isExemptFromQuota: level == .critical)
     }
-
-    /// FCM: without buttons a notification message that Android shows by itself (`source` as its channel, the image,
-    /// the level as the notification's priority); with buttons a data-only message, because only the app can draw
-    /// buttons: `title`, `body` and the `actions` (JSON text) travel in `data`. `level` decides the delivery
-    /// priority: `passive` is `NORMAL`, every other level `HIGH`.
-    private func fcmDraft(body: String, includingActions: Bool) -> NotificationDraft {
-        let hasActions = includingActions && !actions.isEmpty
-        var data = FCMMessage.data([
-            "level": .string(level.rawValue), "source": source.map(JSONValue.string),
-            "source_display_name": sourceDisplayName.map(JSONValue.string), "image_url": imageURL.map(JSONValue.string),
-            "url": url.map(JSONValue.string), "notification_id": notificationID.map(JSONValue.string),
-        ])
-        var android: JSONObject = ["priority": level == .passive ? "NORMAL" : "HIGH"]
-        if let notificationID { android["collapse_key"] = .string(notificationID) }
-        var message: JSONObject = [:]
-        let bodyPath: [String]
-        if hasActions {
-            data["title"] = .string(title)
-            data["body"] = .string(body)
-            data["actions"] = .string(FCMMessage.dataString(.array(actions.map(\.json))))
-            bodyPath = ["data", "body"]
-        } else {
-            var notification: JSONObject = ["title": .string(title), "body": .string(body)]
-            if let imageURL { notification["image"] = .string(imageURL) }
-            message["notification"] = .object(notification)
-            var androidNotification: JSONObject = [
-                "notification_priority": .string(Self.androidNotificationPriority[level] ?? "PRIORITY_DEFAULT"),
-                "sound": "default",
-            ]
-            if let source { androidNotification["channel_id"] = .string(source) }
-            if let notificationID { androidNotification["tag"] = .string(notificationID) }
-            android["notification"] = .object(androidNotification)
-            bodyPath = FCMMessage.notificationBodyPath
-        }
-        message["data"] = .object(data)
-        message["android"] = .object(android)
-        return NotificationDraft(
-            pushType: .alert, priority: level == .passive ? 5 : 10, collapseID: notificationID, payload: message,
-            bodyPath: bodyPath, isExemptFromQuota: level == .critical)
-    }
-
-    /// `android.notification.notification_priority` for each level.
-    static let androidNotificationPriority: [Level: String] = [
-        .passive: "PRIORITY_LOW", .active: "PRIORITY_DEFAULT", .timeSensitive: "PRIORITY_HIGH", .critical: "PRIORITY_MAX",
-    ]
 
     /// Refuses (400 `payload_too_large`, field `actions`) a notification that cannot fit its provider's limit even with its
     /// body shortened away *because of its actions*: without them it would fit. Other oversized notifications are
     /// refused by the pipeline with the general message.
-    func checkActionsFit(for platform: Platform) throws {
-        let limit = PayloadFitter.limit(for: platform)
-        let shortest = try JSONValue.object(draft(for: platform, body: "").payload).encoded().count
+    func checkActionsFit(_ renderer: any PayloadRenderer) throws {
+        func shortestBytes(includingActions: Bool) throws -> Int {
+            let draft = draft(body: "", includingActions: includingActions)
+            let rendered = renderer.render(draft.content, priority: draft.priority, collapseID: draft.collapseID)
+            return try JSONValue.object(rendered.payload).encoded().count
+        }
+        let limit = renderer.sizeLimit
+        let shortest = try shortestBytes(includingActions: true)
         guard shortest > limit else { return }
-        let withoutActions = try JSONValue.object(draft(for: platform, body: "", includingActions: false).payload).encoded().count
-        guard withoutActions <= limit else { return }
+        guard try shortestBytes(includingActions: false) <= limit else { return }
         let actionBytes = try JSONValue.array(actions.map(\.json)).encoded().count
         throw APIError(
             .payloadTooLarge,
-            message: "The actions take \(actionBytes) bytes and the notification cannot fit \(platform == .fcm ? "FCM's" : "APNs'") \(limit)-byte limit "
+            message: "The actions take \(actionBytes) bytes and the notification cannot fit \(renderer.name == "fcm" ? "FCM's" : "APNs'") \(limit)-byte limit "
                 + "even with the body shortened away (\(shortest) bytes); send fewer actions or shorter urls, headers and bodies.",
             field: "actions")
     }

@@ -264,7 +264,7 @@ struct AdminController<Context: RemoteAddressRequestContext>: Sendable {
             let device = try await directory.device(userID: (form["user_id"] ?? "").trimmingCharacters(in: .whitespaces))
             let receipt: SendReceipt
             do throws(SendError) {
-                receipt = try await pipeline.send(notify.draft(for: device.platform), to: device)
+                receipt = try await pipeline.send(notify.draft, to: device)
             } catch {
                 throw SendAnswers.apiError(error, now: clock.now())
             }

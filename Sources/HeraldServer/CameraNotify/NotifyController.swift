@@ -24,7 +24,7 @@ struct NotifyController<Context: RemoteAddressRequestContext>: Sendable {
         }
         return try await SendAnswers.withRateLimitHeaders(of: device, pipeline: pipeline, clock: clock) {
             do throws(SendError) {
-                let receipt = try await pipeline.send(notify.draft(for: device.platform), to: device)
+                let receipt = try await pipeline.send(notify.draft, to: device)
                 return SendAnswers.created(receipt, now: clock.now())
             } catch {
                 throw SendAnswers.apiError(error, now: clock.now())

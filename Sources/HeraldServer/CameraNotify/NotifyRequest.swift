@@ -68,44 +68,19 @@ struct NotifyRequest {
         return try object.optionalChoice("type", from: allowed) ?? ""
     }
 
-    /// The notification the app receives on a device of `platform` (documented in docs/payloads.md).
-    func draft(for platform: Platform) -> NotificationDraft {
-        platform == .fcm ? fcmDraft : apnsDraft
-    }
-
-    /// APNs (and the WebSocket channel): an alert with the snapshot, the open target and the collapse id.
-    private var apnsDraft: NotificationDraft {
-        var aps: JSONObject = ["alert": ["title": .string(title), "body": .string(body)], "sound": "default"]
-        if snapshot != nil { aps["mutable-content"] = 1 }
-        var payload: JSONObject = ["aps": .object(aps)]
-        if let notificationID { payload["notification_id"] = .string(notificationID) }
-        if let snapshot { payload["snapshot"] = .object(snapshot) }
-        if let open { payload["open"] = .object(open) }
-        return NotificationDraft(pushType: .alert, priority: 10, collapseID: notificationID, payload: payload)
-    }
-
-    /// FCM: a notification message (Android shows it without app code), `snapshot` and `open` as JSON text in `data`,
-    /// `notification_id` as the collapse key and the notification's tag (a later one replaces it on screen), an
-    /// `https` snapshot URL as the notification's image.
-    private var fcmDraft: NotificationDraft {
-        var notification: JSONObject = ["title": .string(title), "body": .string(body)]
+    /// The notification (docs/payloads.md): an alert with the snapshot (the app's extension fetches it), the open
+    /// target and the notification id as the app's own keys, the id also as the collapse id (a later one replaces it
+    /// on screen), and an `https` snapshot URL as the image a platform can show by itself.
+    var draft: NotificationDraft {
+        var data: JSONObject = [:]
+        data["notification_id"] = notificationID.map(JSONValue.string)
+        data["snapshot"] = snapshot.map(JSONValue.object)
+        data["open"] = open.map(JSONValue.object)
+        var imageURL: String?
         if snapshot?["type"]?.stringValue == "url", let url = snapshot?["url"]?.stringValue, url.lowercased().hasPrefix("https://") {
-            notification["image"] = .string(url)
+            imageURL = url
         }
-        var androidNotification: JSONObject = ["sound": "default"]
-        var android: JSONObject = ["priority": "HIGH"]
-        if let notificationID {
-            android["collapse_key"] = .string(notificationID)
-            androidNotification["tag"] = .string(notificationID)
-        }
-        android["notification"] = .object(androidNotification)
-        var message: JSONObject = ["notification": .object(notification), "android": .object(android)]
-        let data = FCMMessage.data([
-            "notification_id": notificationID.map(JSONValue.string), "snapshot": snapshot.map(JSONValue.object),
-            "open": open.map(JSONValue.object),
-        ])
-        if !data.isEmpty { message["data"] = .object(data) }
-        return NotificationDraft(
-            pushType: .alert, priority: 10, collapseID: notificationID, payload: message, bodyPath: FCMMessage.notificationBodyPath)
+        let content = NotificationContent(title: title, body: body, imageURL: imageURL, hasMedia: snapshot != nil, data: data)
+        return NotificationDraft(pushType: .alert, priority: 10, collapseID: notificationID, content: content)
     }
 }

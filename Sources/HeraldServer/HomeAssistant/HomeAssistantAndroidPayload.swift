@@ -46,18 +46,18 @@ enum HomeAssistantAndroidPayload {
                     ("action", "key"), ("title", "title"), ("uri", "uri"), ("behavior", "behavior"),
                     ("authenticationRequired", "authenticationRequired"),
                 ] where RelayRules.isTruthy(action[field]) {
-                    data["action_\(index + 1)_\(key)"] = .string(FCMMessage.dataString(action[field] ?? .null))
+                    data["action_\(index + 1)_\(key)"] = .string(FCMData.string(action[field] ?? .null))
                 }
             }
         }
         for key in copiedKeys {
-            if let value = request.data[key] { data[key] = .string(FCMMessage.dataString(value)) }
+            if let value = request.data[key] { data[key] = .string(FCMData.string(value)) }
         }
         if !request.message.isEmpty { data["message"] = .string(request.message) }
         if let title = request.title { data["title"] = .string(title) }
         if let webhookID = request.webhookID { data["webhook_id"] = .string(webhookID) }
         if let extra = try options.optionalObject("data", emptyStringIsAbsent: false) {
-            for (key, value) in extra.object where value != .null { data[key] = .string(FCMMessage.dataString(value)) }
+            for (key, value) in extra.object where value != .null { data[key] = .string(FCMData.string(value)) }
         }
 
         // As the relay: FCM's own priority (normal for a data message) unless `data.priority` asks for another.
@@ -74,7 +74,10 @@ enum HomeAssistantAndroidPayload {
             // The app replaces notifications by `data.tag` itself, so any length is fine; the collapse id (shown by the
             // dashboard, unused by FCM) is kept when it fits APNs' rule.
             collapseID: (try? options.optionalString("tag")).flatMap { try? CollapseIDRule.validated($0, field: "data.tag") },
-            payload: message, bodyPath: ["data", "message"], isExemptFromQuota: isCommand)
+            content: HomeAssistantPayload.content(
+                raw: message, for: .fcm, bodyPath: ["data", "message"], title: data["title"]?.stringValue,
+                body: data["message"]?.stringValue),
+            isExemptFromQuota: isCommand)
     }
 
     /// `data.priority` (`high` or `normal`, any case) as FCM spells it; `nil` when absent.

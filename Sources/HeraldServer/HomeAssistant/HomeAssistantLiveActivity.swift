@@ -63,7 +63,8 @@ enum HomeAssistantLiveActivity {
         }
         return NotificationDraft(
             pushType: .liveactivity, priority: isSilentUpdate ? 5 : 10, collapseID: collapseID,
-            payload: ["aps": .object(try RelayRules.apsOnTheWire(aps, path: "data"))], liveActivityToken: token)
+            content: HomeAssistantPayload.apnsContent(["aps": .object(try RelayRules.apsOnTheWire(aps, path: "data"))]),
+            liveActivityToken: token)
     }
 
     /// The state the app's `HALiveActivityContentState` decodes: only the keys it knows (others would break decoding).

@@ -16,6 +16,21 @@ enum HomeAssistantPayload {
         return try legacy(request, now: now)
     }
 
+    /// The content of a call whose payload the relay defines for one provider: that payload as the provider's raw part,
+    /// and the title and body it shows for every other surface (the WebSocket event, a device on another provider).
+    static func content(raw payload: JSONObject, for platform: Platform, bodyPath: [String], title: String?, body: String?) -> NotificationContent {
+        NotificationContent(
+            title: title, body: body, providerPayloads: [platform.rawValue: .init(payload: payload, bodyPath: bodyPath)])
+    }
+
+    /// The content of an APNs payload built as the relay builds it: the title and body its alert shows.
+    static func apnsContent(_ payload: JSONObject) -> NotificationContent {
+        let alert = payload["aps"]?.objectValue?["alert"]
+        let title = alert?.objectValue?["title"]?.stringValue
+        let body = alert?.stringValue ?? alert?.objectValue?["body"]?.stringValue
+        return content(raw: payload, for: .apns, bodyPath: ["aps", "alert", "body"], title: title, body: body)
+    }
+
     /// `legacy.js`, row for row.
     private static func legacy(_ request: HomeAssistantRequest, now: Date) throws -> NotificationDraft {
         let data = FieldReader(request.data, path: "data")
@@ -186,8 +201,8 @@ private struct LegacyPush {
         body["aps"] = .object(try RelayRules.apsOnTheWire(aps))
         if !homeassistant.isEmpty { body["homeassistant"] = .object(homeassistant) }
         var draft = NotificationDraft(
-            pushType: isBackground ? .background : .alert, priority: isBackground ? 5 : 10, payload: body,
-            isExemptFromQuota: !counts)
+            pushType: isBackground ? .background : .alert, priority: isBackground ? 5 : 10,
+            content: HomeAssistantPayload.apnsContent(body), isExemptFromQuota: !counts)
         try HomeAssistantAPNsHeaders.apply(headers, to: &draft, now: now)
         return draft
     }

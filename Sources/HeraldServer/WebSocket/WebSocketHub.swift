@@ -46,8 +46,12 @@ public final class WebSocketHub: LocalChannel, Service {
     private let confirmTimeout: Duration
     private let logger: Logger
     private let confirmations: WebSocketConfirmationMetrics
+    private let renderers: PayloadRenderers
 
-    public init(confirmTimeout: Duration, metrics: any MetricsFactory = MetricsSystem.factory, logger: Logger) {
+    public init(
+        confirmTimeout: Duration, renderers: PayloadRenderers, metrics: any MetricsFactory = MetricsSystem.factory, logger: Logger
+    ) {
+        self.renderers = renderers
         self.confirmTimeout = confirmTimeout
         self.logger = logger
         self.confirmations = WebSocketConfirmationMetrics(factory: metrics)
@@ -103,7 +107,7 @@ public final class WebSocketHub: LocalChannel, Service {
         _ notification: PushNotification, to device: Device, confirmed: @escaping @Sendable (Bool) -> Void
     ) -> LocalOffer {
         let subscribers = state.withLock { Array(($0.subscribers[device.id] ?? [:]).values) }
-        guard !subscribers.isEmpty, let content = try? JSONValue.decode(notification.payload).objectValue else { return .notTaken }
+        guard !subscribers.isEmpty, let body = eventBody(for: notification, platform: device.platform) else { return .notTaken }
         let confirmID = UUID.random().lowercasedText.replacingOccurrences(of: "-", with: "")
         let confirming = subscribers.filter(\.supportsConfirm)
         if !confirming.isEmpty {
@@ -119,7 +123,7 @@ public final class WebSocketHub: LocalChannel, Service {
         var handedToNonConfirming = false
         var queuedForConfirming = false
         for subscriber in subscribers {
-            let event = Self.event(for: notification, content: content, subscriber: subscriber, confirmID: confirmID)
+            let event = Self.event(body, subscriber: subscriber, confirmID: confirmID)
             if subscriber.socket.offer(event: event, limit: Self.sendQueueLimit) {
                 if subscriber.supportsConfirm { queuedForConfirming = true } else { handedToNonConfirming = true }
             }
@@ -163,26 +167,47 @@ public final class WebSocketHub: LocalChannel, Service {
         }
     }
 
-    /// `{"id", "type": "event", "event": {...the stored payload..., "id", "title", "body", "message", "hass_confirm_id"?}}`;
+    /// `{"id", "type": "event", "event": {...the payload..., "id", "title", "body", "message", "hass_confirm_id"?}}`;
     /// a Live Activity push adds `push_type: "liveactivity"` and `live_activity_token` (docs/websocket.md).
-    /// The stored payload is the APNs payload, or for an FCM device the FCM message (`notification`, `data`,
-    /// `android`); `title` and `body` come from `aps.alert`, the FCM `notification`, or its `data`.
-    static func event(for notification: PushNotification, content: JSONObject, subscriber: Subscriber, confirmID: String) -> String {
-        var event = content
-        let alert = content["aps"]?.objectValue?["alert"]?.objectValue ?? content["notification"]?.objectValue
-        let data = content["data"]?.objectValue
+    /// The payload is the notification's content rendered by the renderer of the device's platform (the APNs payload,
+    /// or for an FCM device the FCM message: `notification`, `data`, `android`), not shortened: the channel has no
+    /// size limit. `title` and `body` are the content's.
+    func eventBody(for notification: PushNotification, platform: Platform) -> JSONObject? {
+        var event: JSONObject
+        var title: String?
+        var body: String?
+        if let content = notification.content {
+            let renderer = renderers.renderer(for: platform)
+            event = renderer.render(content, priority: notification.priority, collapseID: notification.collapseID).payload
+            title = content.title
+            body = content.body
+        } else {
+            // A row stored before Herald kept the content: its stored payload, and what its alert shows.
+            guard let stored = try? JSONValue.decode(notification.payload).objectValue else { return nil }
+            event = stored
+            let alert = stored["aps"]?.objectValue?["alert"]?.objectValue ?? stored["notification"]?.objectValue
+            let data = stored["data"]?.objectValue
+            title = (alert?["title"] ?? data?["title"])?.stringValue
+            body = (alert?["body"] ?? data?["message"] ?? data?["body"])?.stringValue
+        }
         event["id"] = .string(notification.id.lowercasedText)
-        if let title = alert?["title"] ?? data?["title"] { event["title"] = title }
-        if let body = alert?["body"] ?? data?["message"] ?? data?["body"] {
-            event["body"] = body
-            event["message"] = body
+        if let title { event["title"] = .string(title) }
+        if let body {
+            event["body"] = .string(body)
+            event["message"] = .string(body)
         }
         if let token = notification.liveActivityToken {
-            // Everything the APNs push carries: its `aps` (event, content-state, attributes, dates, alert) is the
-            // stored payload; the token and the push type say which activity and that it is one.
+            // Everything the APNs push carries: its `aps` (event, content-state, attributes, dates, alert); the token
+            // and the push type say which activity and that it is one.
             event["push_type"] = .string(PushType.liveactivity.rawValue)
             event["live_activity_token"] = .string(token)
         }
+        return event
+    }
+
+    /// One subscriber's event: the body, with the confirmation id when the subscriber confirms.
+    static func event(_ body: JSONObject, subscriber: Subscriber, confirmID: String) -> String {
+        var event = body
         if subscriber.supportsConfirm { event["hass_confirm_id"] = .string(confirmID) }
         let message: JSONValue = ["id": .int(subscriber.subscriptionMessageID), "type": "event", "event": .object(event)]
         return (try? message.encoded()).map { String(decoding: $0, as: UTF8.self) } ?? "{}"

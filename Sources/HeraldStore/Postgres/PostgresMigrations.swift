@@ -146,6 +146,11 @@ enum PostgresMigrations {
         Migration(
             version: 6, description: "a daily count of notifications exempt from the quota",
             statements: ["ALTER TABLE quota_counter ADD COLUMN exempt bigint NOT NULL DEFAULT 0"]),
+        Migration(
+            version: 7, description: "a notification's provider-neutral content and the renderer of its payload",
+            statements: [
+                "ALTER TABLE notification ADD COLUMN content bytea", "ALTER TABLE notification ADD COLUMN rendered_by text",
+            ]),
     ]
 
     /// The version the schema is at once every migration ran.

@@ -84,7 +84,7 @@ extension PostgresStore {
             PostgresQuery(
                 unsafeSQL: """
                     INSERT INTO notification (\(Self.notificationColumns), lease_owner, lease_expires_at)
-                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
                     """, binds: bindings), on: connection)
         return .accepted(counters, usedUpQuota: usedUpQuota)
     }
@@ -267,17 +267,18 @@ extension PostgresStore {
 
     static let notificationColumns = """
         id, device_id, push_type, priority, collapse_id, payload, quota_day, status, attempts, last_error,
-        provider_message_id, created_at, updated_at, next_attempt_at, expires_at, live_activity_token
+        provider_message_id, created_at, updated_at, next_attempt_at, expires_at, live_activity_token, content, rendered_by
         """
 
-    /// `$1` to `$16`, in the order of ``notificationColumns``.
-    private static func values(_ notification: PushNotification) -> [(any PostgresThrowingDynamicTypeEncodable)?] {
+    /// `$1` to `$18`, in the order of ``notificationColumns``.
+    private static func values(_ notification: PushNotification) throws -> [(any PostgresThrowingDynamicTypeEncodable)?] {
         [
             notification.id, notification.deviceID, notification.pushType.rawValue, notification.priority, notification.collapseID,
             notification.payload, notification.quotaDay, notification.status.rawValue, notification.attempts,
             notification.lastError, notification.providerMessageID, notification.createdAt.timeIntervalSince1970,
             notification.updatedAt.timeIntervalSince1970, notification.nextAttemptAt.timeIntervalSince1970,
-            notification.expiresAt.timeIntervalSince1970, notification.liveActivityToken,
+            notification.expiresAt.timeIntervalSince1970, notification.liveActivityToken, try notification.content?.encoded(),
+            notification.renderedBy,
         ]
     }
 
@@ -290,6 +291,7 @@ extension PostgresStore {
             lastError: try row.value("last_error"), providerMessageID: try row.value("provider_message_id"),
             createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"),
             nextAttemptAt: try row.date("next_attempt_at"), expiresAt: try row.date("expires_at"),
-            liveActivityToken: try row.value("live_activity_token"))
+            liveActivityToken: try row.value("live_activity_token"), renderedBy: try row.value("rendered_by"),
+            content: try row.value("content", as: Data?.self).flatMap(NotificationContent.init(stored:)))
     }
 }

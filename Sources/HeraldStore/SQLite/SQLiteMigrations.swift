@@ -125,6 +125,13 @@ enum SQLiteMigrations {
         migrator.registerMigration("v9: a daily count of notifications exempt from the quota") { db in
             try db.execute(sql: "ALTER TABLE quota_counter ADD COLUMN exempt INTEGER NOT NULL DEFAULT 0")
         }
+        migrator.registerMigration("v10: a notification's provider-neutral content and the renderer of its payload") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE notification ADD COLUMN content BLOB;
+                    ALTER TABLE notification ADD COLUMN rendered_by TEXT;
+                    """)
+        }
         return migrator
     }
 }

@@ -54,10 +54,10 @@ extension SQLiteStore {
             sql: """
                 INSERT INTO notification (id, device_id, push_type, priority, collapse_id, payload, quota_day, status,
                     attempts, last_error, provider_message_id, created_at, updated_at, next_attempt_at, expires_at,
-                    live_activity_token, lease_owner, lease_expires_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    live_activity_token, content, rendered_by, lease_owner, lease_expires_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
-        ).execute(arguments: Self.arguments(notification) + [request.lease?.owner, request.lease?.expiresAt.timeIntervalSince1970])
+        ).execute(arguments: try Self.arguments(notification) + [request.lease?.owner, request.lease?.expiresAt.timeIntervalSince1970])
         return .accepted(counters, usedUpQuota: usedUpQuota)
     }
 

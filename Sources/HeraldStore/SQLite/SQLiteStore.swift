@@ -275,14 +275,14 @@ public final class SQLiteStore: HeraldStore {
             updatedAt: Date(timeIntervalSince1970: row["updated_at"]))
     }
 
-    static func arguments(_ notification: PushNotification) -> StatementArguments {
+    static func arguments(_ notification: PushNotification) throws -> StatementArguments {
         [
             notification.id.databaseString, notification.deviceID.databaseString, notification.pushType.rawValue,
             notification.priority, notification.collapseID, notification.payload, notification.quotaDay,
             notification.status.rawValue, notification.attempts, notification.lastError, notification.providerMessageID,
             notification.createdAt.timeIntervalSince1970, notification.updatedAt.timeIntervalSince1970,
             notification.nextAttemptAt.timeIntervalSince1970, notification.expiresAt.timeIntervalSince1970,
-            notification.liveActivityToken,
+            notification.liveActivityToken, try notification.content?.encoded(), notification.renderedBy,
         ]
     }
 
@@ -294,7 +294,8 @@ public final class SQLiteStore: HeraldStore {
             providerMessageID: row["provider_message_id"], createdAt: Date(timeIntervalSince1970: row["created_at"]),
             updatedAt: Date(timeIntervalSince1970: row["updated_at"]),
             nextAttemptAt: Date(timeIntervalSince1970: row["next_attempt_at"]),
-            expiresAt: Date(timeIntervalSince1970: row["expires_at"]), liveActivityToken: row["live_activity_token"])
+            expiresAt: Date(timeIntervalSince1970: row["expires_at"]), liveActivityToken: row["live_activity_token"],
+            renderedBy: row["rendered_by"], content: (row["content"] as Data?).flatMap(NotificationContent.init(stored:)))
     }
 
     static func uuid(_ text: String) throws -> UUID {

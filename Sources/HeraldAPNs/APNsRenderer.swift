@@ -1,0 +1,49 @@
+import Foundation
+import HeraldCore
+
+/// Renders a notification's content as the APNs payload: `aps` and the dialect's own keys at the top level
+/// (docs/payloads.md). WebSocket-only devices get the same payload in their event.
+public struct APNsRenderer: PayloadRenderer {
+    /// APNs' limit for every push type Herald sends.
+    public static let limit = 4096
+    /// Where the body sits.
+    public static let bodyPath = ["aps", "alert", "body"]
+    /// The one notification category the app registers for notifications with buttons; the buttons themselves
+    /// travel in the payload's `actions` and the app's Notification Service Extension installs them.
+    public static let actionsCategory = "HERALD_ACTIONS"
+    /// `aps.sound` of a critical alert: full volume, the default sound.
+    static let criticalSound: JSONValue = ["critical": 1, "name": "default", "volume": 1.0]
+
+    public let name = Platform.apns.rawValue
+    public let sizeLimit = Self.limit
+
+    public init() {}
+
+    public func render(_ content: NotificationContent, priority: Int, collapseID: String?) -> RenderedPayload {
+        if let raw = content.providerPayloads[name] {
+            return RenderedPayload(payload: raw.payload, bodyPath: raw.bodyPath, priority: priority)
+        }
+        var alert: JSONObject = [:]
+        alert["title"] = content.title.map(JSONValue.string)
+        alert["subtitle"] = content.subtitle.map(JSONValue.string)
+        alert["body"] = content.body.map(JSONValue.string)
+        var aps: JSONObject = [:]
+        if !alert.isEmpty { aps["alert"] = .object(alert) }
+        aps["interruption-level"] = content.level.map { .string($0.rawValue) }
+        switch content.sound {
+        case .default?: aps["sound"] = "default"
+        case .named(let name)?: aps["sound"] = .string(name)
+        case .critical?: aps["sound"] = Self.criticalSound
+        case nil: break
+        }
+        aps["thread-id"] = content.thread.map(JSONValue.string)
+        let hasActions = !content.actions.isEmpty
+        if hasActions { aps["category"] = .string(Self.actionsCategory) }
+        if hasActions || content.hasMedia { aps["mutable-content"] = 1 }
+
+        var payload = content.data
+        if hasActions { payload["actions"] = .array(content.actions.map(JSONValue.object)) }
+        payload["aps"] = .object(aps)
+        return RenderedPayload(payload: payload, bodyPath: Self.bodyPath, priority: priority)
+    }
+}
