@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "HeraldCore", targets: ["HeraldCore"]),
         .library(name: "HeraldAPNs", targets: ["HeraldAPNs"]),
         .library(name: "HeraldFCM", targets: ["HeraldFCM"]),
+        .library(name: "HeraldWebPush", targets: ["HeraldWebPush"]),
         .library(name: "HeraldStore", targets: ["HeraldStore"]),
         .library(name: "HeraldServer", targets: ["HeraldServer"]),
         .library(name: "HeraldTesting", targets: ["HeraldTesting"]),
@@ -73,6 +74,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Web Push: RFC 8291 message encryption and RFC 8292 VAPID for browsers' push services.
+        .target(
+            name: "HeraldWebPush",
+            dependencies: ["HeraldCore", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings),
         // FCM: the service account's OAuth tokens (RS256 JWT), the HTTP v1 client and the PushProvider for FCM devices.
         .target(
             name: "HeraldFCM",
@@ -183,6 +189,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .testTarget(
+            name: "HeraldWebPushTests", dependencies: ["HeraldWebPush", "HeraldTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "HeraldTesting"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HeraldAPNsTests",
