@@ -190,7 +190,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
-            name: "HeraldWebPushTests", dependencies: ["HeraldWebPush", "HeraldTesting"], swiftSettings: swiftSettings),
+            name: "HeraldWebPushTests",
+            dependencies: [
+                "HeraldWebPush", "HeraldTesting",
+                .product(name: "Subprocess", package: "swift-subprocess"),  // scripts/webpush-verify.py, with PyPI's http-ece and py-vapid
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: swiftSettings),
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "HeraldTesting"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HeraldAPNsTests",

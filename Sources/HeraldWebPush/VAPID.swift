@@ -3,7 +3,7 @@ import Foundation
 import HeraldCore
 import Synchronization
 
-/// Voluntary Application Server Identification (RFC 8292): the `Authorization: vapid t=<JWT>, k=<public key>` header
+/// Voluntary Application Server Identification (RFC 8292): the `Authorization: vapid t=<JWT>,k=<public key>` header
 /// that tells a push service which server sends, so that only the server whose key a subscription was made with can
 /// push to it.
 ///
@@ -42,7 +42,7 @@ public final class VAPIDSigner: Sendable {
 
     /// The `Authorization` header's value for a request to `endpoint`.
     public func authorization(for endpoint: URL) -> String {
-        "vapid t=\(token(audience: Self.origin(of: endpoint))), k=\(publicKey)"
+        "vapid t=\(token(audience: Self.origin(of: endpoint))),k=\(publicKey)"
     }
 
     /// `scheme://host[:port]`, the `aud` a push service expects (RFC 8292 §2).
