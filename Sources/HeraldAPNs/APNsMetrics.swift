@@ -1,5 +1,6 @@
 import CoreMetrics
 import HeraldCore
+import HeraldProviderKit
 
 /// The APNs provider's labels for ``ProviderMetrics``: `reason` is one of Apple's documented reasons, `unknown` (a
 /// reason Apple added since), `none` (no reason in the answer), or for no answer `timeout`, `connection_lost` or
@@ -19,5 +20,13 @@ enum APNsMetrics {
         case .connectionLost: return ("none", "connection_lost")
         case .failed, .refusedLocally: return ("none", "error")
         }
+    }
+}
+
+extension APNsAttemptOutcome: AttemptOutcome {
+    var metricLabels: (status: String, reason: String) { APNsMetrics.labels(of: self) }
+
+    var loggedStatus: String {
+        if case .answered(let response) = self { "\(response.status)" } else { "none" }
     }
 }
