@@ -61,9 +61,9 @@ struct ProviderEntryTests {
         #expect(throws: ProviderConfigurationError(FakeOption.caPath, "cannot read /nonexistent/ca.pem: No such file")) {
             try FakeConfiguration(trustedCAPath: "/nonexistent/ca.pem").loadTrustedCertificates()
         }
-        let empty = try TestKeys.writeFile(named: "empty.pem", containing: "no certificate here\n")
-        #expect(throws: ProviderConfigurationError(FakeOption.caPath, "\(empty) holds no PEM certificate")) {
-            try FakeConfiguration(trustedCAPath: empty).loadTrustedCertificates()
+        let text = try TestKeys.writeFile(named: "text.pem", containing: "no certificate here\n")
+        #expect(throws: ProviderConfigurationError(FakeOption.caPath, "\(text) is not a PEM file of CA certificates")) {
+            try FakeConfiguration(trustedCAPath: text).loadTrustedCertificates()
         }
         let error = ProviderConfigurationError(FakeOption.caPath, "is wrong")
         #expect(error.description == "HERALD_FAKE_CA_PATH: is wrong")
