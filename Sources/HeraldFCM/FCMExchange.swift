@@ -77,21 +77,18 @@ struct FCMExchange: ProviderExchange {
 }
 
 extension FCMAttemptOutcome: AttemptOutcome {
-    /// `reason` is one of Google's documented `errorCode`s, `unknown` or `none`; without an answer `timeout`,
-    /// `connection_lost` or `error`.
-    var metricLabels: (status: String, reason: String) {
-        switch self {
-        case .answered(let response):
-            let status = (100...599).contains(response.status) ? String(response.status) : "other"
-            let reason = response.errorCode.map { FCMMessageRules.errorCodes.contains($0) ? $0 : "unknown" } ?? "none"
-            return (status, reason)
-        case .timedOut: return ("none", "timeout")
-        case .notSent, .connectionLost: return ("none", "connection_lost")
-        case .failed: return ("none", "error")
-        }
+    var answeredStatus: Int? {
+        if case .answered(let response) = self { response.status } else { nil }
     }
 
-    var loggedStatus: String {
-        if case .answered(let response) = self { "\(response.status)" } else { "none" }
+    /// One of Google's documented `errorCode`s, `unknown` or `none`; without an answer `timeout`, `connection_lost` or
+    /// `error`.
+    var metricReason: String {
+        switch self {
+        case .answered(let response): response.errorCode.map { FCMMessageRules.errorCodes.contains($0) ? $0 : "unknown" } ?? "none"
+        case .timedOut: "timeout"
+        case .notSent, .connectionLost: "connection_lost"
+        case .failed: "error"
+        }
     }
 }

@@ -14,10 +14,24 @@ public enum AttemptStep: Sendable, Equatable {
 
 /// One request's outcome, as ``ProviderAttempts`` counts and logs it.
 public protocol AttemptOutcome: Sendable {
-    /// The `status` and `reason` labels of ``ProviderMetrics``: bounded values, never a token or an id.
-    var metricLabels: (status: String, reason: String) { get }
+    /// The HTTP status answered; `nil` when no answer came.
+    var answeredStatus: Int? { get }
+    /// The `reason` label of ``ProviderMetrics``: one of the provider's documented reasons, `unknown` (one added since),
+    /// `none` (no reason in the answer), or without an answer `timeout`, `connection_lost` or `error`. Never a token or
+    /// an id.
+    var metricReason: String { get }
+}
+
+extension AttemptOutcome {
+    /// The `status` and `reason` labels of ``ProviderMetrics``: the status, `other` outside 100-599, `none` without an
+    /// answer.
+    public var metricLabels: (status: String, reason: String) {
+        let status = answeredStatus.map { (100...599).contains($0) ? String($0) : "other" } ?? "none"
+        return (status, metricReason)
+    }
+
     /// The HTTP status for the log; `none` when no answer came.
-    var loggedStatus: String { get }
+    public var loggedStatus: String { answeredStatus.map { String($0) } ?? "none" }
 }
 
 /// A provider's credential could not be had or renewed; the notification is tried again later.

@@ -13,8 +13,8 @@ struct ProviderAttemptsTests {
     final class ScriptedExchange: ProviderExchange, Sendable {
         enum Outcome: AttemptOutcome, Equatable {
             case ok, refusedCredential, lost, busy
-            var metricLabels: (status: String, reason: String) { ("none", "\(self)") }
-            var loggedStatus: String { "none" }
+            var answeredStatus: Int? { self == .ok ? 200 : nil }
+            var metricReason: String { "\(self)" }
         }
 
         struct Log: Equatable {
@@ -130,5 +130,17 @@ struct ProviderAttemptsTests {
     @Test func aShutDownProviderIsARetryNamingIt() async {
         let exchange = ScriptedExchange([nil])
         #expect(await attempts.deliver(exchange) == .retry(reason: "Scripted provider is shut down", after: nil))
+    }
+
+    @Test func metricLabelsKeepTheStatusBounded() {
+        struct Answer: AttemptOutcome {
+            var answeredStatus: Int?
+            var metricReason: String { "because" }
+        }
+        #expect(Answer(answeredStatus: 429).metricLabels == ("429", "because"))
+        #expect(Answer(answeredStatus: 999).metricLabels == ("other", "because"))
+        #expect(Answer(answeredStatus: nil).metricLabels == ("none", "because"))
+        #expect(Answer(answeredStatus: 503).loggedStatus == "503")
+        #expect(Answer(answeredStatus: nil).loggedStatus == "none")
     }
 }

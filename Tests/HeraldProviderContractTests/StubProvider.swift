@@ -73,14 +73,8 @@ enum StubOutcome: AttemptOutcome, Equatable {
     case answered(status: Int, retryAfter: Int?, id: String?)
     case connectionLost
 
-    var metricLabels: (status: String, reason: String) {
-        switch self {
-        case .answered(let status, _, _): (String(status), "none")
-        case .connectionLost: ("none", "connection_lost")
-        }
-    }
-
-    var loggedStatus: String { if case .answered(let status, _, _) = self { "\(status)" } else { "none" } }
+    var answeredStatus: Int? { if case .answered(let status, _, _) = self { status } else { nil } }
+    var metricReason: String { self == .connectionLost ? "connection_lost" : "none" }
 }
 
 /// The stub's far end, in memory: credentials, dead tokens, scripted faults, connections, and a log of requests.
