@@ -12,6 +12,7 @@ let package = Package(
     products: [
         .executable(name: "herald", targets: ["herald"]),
         .library(name: "HeraldCore", targets: ["HeraldCore"]),
+        .library(name: "HeraldProviderKit", targets: ["HeraldProviderKit"]),
         .library(name: "HeraldAPNs", targets: ["HeraldAPNs"]),
         .library(name: "HeraldFCM", targets: ["HeraldFCM"]),
         .library(name: "HeraldStore", targets: ["HeraldStore"]),
@@ -56,11 +57,23 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // What every push provider shares (docs/providers.md): its description and limits, the configuration and
+        // trusted-CA loading, the attempt loop (credential renewal, resend once, metrics, logs), the check's wording.
+        .target(
+            name: "HeraldProviderKit",
+            dependencies: [
+                "HeraldCore",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // APNs: provider tokens (ES256 JWT), the HTTP/2 client and the PushProvider for Apple devices.
         .target(
             name: "HeraldAPNs",
             dependencies: [
-                "HeraldCore",
+                "HeraldCore", "HeraldProviderKit",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -77,7 +90,7 @@ let package = Package(
         .target(
             name: "HeraldFCM",
             dependencies: [
-                "HeraldCore",
+                "HeraldCore", "HeraldProviderKit",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -107,7 +120,7 @@ let package = Package(
         .target(
             name: "HeraldServer",
             dependencies: [
-                "HeraldCore", "HeraldAPNs", "HeraldFCM", "HeraldStore",
+                "HeraldCore", "HeraldProviderKit", "HeraldAPNs", "HeraldFCM", "HeraldStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -153,7 +166,7 @@ let package = Package(
         .executableTarget(
             name: "herald",
             dependencies: [
-                "HeraldCore", "HeraldAPNs", "HeraldFCM", "HeraldServer", "HeraldStore",
+                "HeraldCore", "HeraldProviderKit", "HeraldServer", "HeraldStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
@@ -187,7 +200,7 @@ let package = Package(
         .testTarget(
             name: "HeraldAPNsTests",
             dependencies: [
-                "HeraldAPNs", "HeraldTesting",
+                "HeraldAPNs", "HeraldProviderKit", "HeraldTesting",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -203,12 +216,23 @@ let package = Package(
         .testTarget(
             name: "HeraldFCMTests",
             dependencies: [
-                "HeraldFCM", "HeraldTesting",
+                "HeraldFCM", "HeraldProviderKit", "HeraldTesting",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // One suite of provider cases (dead token, retry-after, credential renewal, resend once, permanent failure) run
+        // over every provider through an adapter each: APNs and FCM against their doubles, and a stub provider.
+        .testTarget(
+            name: "HeraldProviderContractTests",
+            dependencies: [
+                "HeraldProviderKit", "HeraldAPNs", "HeraldFCM", "HeraldTesting",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
             swiftSettings: swiftSettings
         ),

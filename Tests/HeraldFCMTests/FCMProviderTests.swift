@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HeraldCore
 import HeraldFCM
+import HeraldProviderKit
 import HeraldTesting
 import Testing
 
