@@ -20,7 +20,7 @@ struct DeliveryEngineUnitTests {
             configuration: .init(
                 maximumConcurrentDeliveries: slots, retryPolicy: RetryPolicy(initialDelay: 2, maximumDelay: 600), leaseDuration: 30,
                 tick: .seconds(3_600), deliveryWait: deliveryWait, instanceID: "herald-a"),
-            logger: Logger(label: "test"))
+            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
     }
 
     /// Runs the engine (its slots, its scheduler) around `body`.
