@@ -144,6 +144,21 @@ struct DeliveryEngineUnitTests {
         }
     }
 
+    @Test func theSchedulerRenewsTheLeasesOfWhatThisInstanceHolds() async throws {
+        provider.hold()
+        let engine = makeEngine(deliveryWait: .zero)
+        try await running(engine) {
+            let device = try await register()
+            let (notification, _) = try await send(engine, to: device)
+            #expect(await eventually { provider.heldCount == 1 })
+            clock.advance(by: 20)
+            await engine.scheduler.renewLeases(now: clock.now())
+            #expect(try await store.lease(of: notification.id) == Lease(owner: "herald-a", expiresAt: clock.now().addingTimeInterval(30)))
+            provider.release()
+            #expect(await eventually { (try? await engine.notification(id: notification.id)?.status) == .delivered })
+        }
+    }
+
     @Test func aParkedConfirmationHoldsNoSlotAndEndsDeliveredWithoutTheProvider() async throws {
         let engine = makeEngine(slots: 1, deliveryWait: .zero)
         try await running(engine) {
