@@ -142,17 +142,21 @@ public struct AttemptPolicy: Sendable {
             var expired = notification
             expired.status = .expired
             expired.lastError = "Expired before it could be delivered"
-            return .finish(AttemptDecision(outcome: .init(notification: expired, releasesQuota: true), verdict: .expired, channel: noChannel))
+            return .finish(
+                AttemptDecision(outcome: .init(notification: expired, releasesQuota: true), verdict: .expired, channel: noChannel)
+            )
         }
         guard let device = facts.device, device.isActive else {
-            let reason = facts.device.map { "The device must register again: \($0.inactiveReason ?? "it has no push token")" }
+            let reason =
+                facts.device.map { "The device must register again: \($0.inactiveReason ?? "it has no push token")" }
                 ?? "The device was removed"
             var failed = notification
             failed.status = .failed
             failed.lastError = reason
             return .finish(
                 AttemptDecision(
-                    outcome: .init(notification: failed, releasesQuota: true), verdict: .deviceUnavailable(reason: reason), channel: noChannel))
+                    outcome: .init(notification: failed, releasesQuota: true), verdict: .deviceUnavailable(reason: reason),
+                    channel: noChannel))
         }
         let isConnected = facts.isConnectedLocally || facts.local == .unconfirmed
         if isConnected, facts.local == .notAsked { return .offerLocally }
@@ -161,7 +165,9 @@ public struct AttemptPolicy: Sendable {
             // client does not confirm); due here again only if it does not.
             var handedOver = notification
             handedOver.nextAttemptAt = now.addingTimeInterval(handOverTimeout)
-            return .finish(AttemptDecision(outcome: .init(notification: handedOver), verdict: .handedOver(instance: instance), channel: noChannel))
+            return .finish(
+                AttemptDecision(
+                    outcome: .init(notification: handedOver), verdict: .handedOver(instance: instance), channel: noChannel))
         }
         let local = isConnected ? Platform.websocket.rawValue : noChannel
         var counted = notification
@@ -169,16 +175,22 @@ public struct AttemptPolicy: Sendable {
         if facts.hasProvider, device.token != nil { return .sendToProvider(counted) }
         if isConnected {
             // A connected client did not confirm and nothing else can deliver: try it again with back-off.
-            return .finish(retry(counted, reason: "The WebSocket client did not confirm the notification", after: nil, channel: local, at: now))
+            return .finish(
+                retry(
+                    counted, reason: "The WebSocket client did not confirm the notification", after: nil, channel: local, at: now)
+            )
         }
         // Parked: due again at its expiry, unless a client connects or the device registers again first.
         var parked = notification
         parked.nextAttemptAt = notification.expiresAt
-        return .finish(AttemptDecision(outcome: .init(notification: parked, isParked: true), verdict: .parked, channel: noChannel))
+        return .finish(
+            AttemptDecision(outcome: .init(notification: parked, isParked: true), verdict: .parked, channel: noChannel))
     }
 
     /// A provider's verdict (classified once, by the provider) applied to the notification it was sent.
-    func apply(_ result: DeliveryResult, to sent: PushNotification, device: Device, channel: String, at now: Date) -> AttemptDecision {
+    func apply(_ result: DeliveryResult, to sent: PushNotification, device: Device, channel: String, at now: Date)
+        -> AttemptDecision
+    {
         var notification = sent
         switch result {
         case .delivered(let messageID):
@@ -200,12 +212,16 @@ public struct AttemptPolicy: Sendable {
         case .failed(let reason):
             notification.status = .failed
             notification.lastError = reason
-            return AttemptDecision(outcome: .init(notification: notification, releasesQuota: true), verdict: .refused(reason: reason), channel: channel)
+            return AttemptDecision(
+                outcome: .init(notification: notification, releasesQuota: true), verdict: .refused(reason: reason),
+                channel: channel)
         }
     }
 
     /// Due again after the back-off (never earlier than the provider asked), or expired when that is past its expiry.
-    func retry(_ original: PushNotification, reason: String, after minimum: Duration?, channel: String, at now: Date) -> AttemptDecision {
+    func retry(_ original: PushNotification, reason: String, after minimum: Duration?, channel: String, at now: Date)
+        -> AttemptDecision
+    {
         var notification = original
         let seconds = minimum.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
         let delay = retryPolicy.delay(afterAttempts: notification.attempts, providerMinimum: seconds, jitter: jitter())
@@ -213,7 +229,8 @@ public struct AttemptPolicy: Sendable {
         notification.lastError = reason
         guard next < notification.expiresAt else {
             notification.status = .expired
-            return AttemptDecision(outcome: .init(notification: notification, releasesQuota: true), verdict: .expired, channel: channel)
+            return AttemptDecision(
+                outcome: .init(notification: notification, releasesQuota: true), verdict: .expired, channel: channel)
         }
         notification.nextAttemptAt = next
         return AttemptDecision(outcome: .init(notification: notification), verdict: .willRetry, channel: channel)
@@ -225,7 +242,8 @@ public struct AttemptPolicy: Sendable {
         notification.status = .delivered
         notification.providerMessageID = nil
         notification.lastError = nil
-        return AttemptDecision(outcome: .init(notification: notification), verdict: .delivered, channel: Platform.websocket.rawValue)
+        return AttemptDecision(
+            outcome: .init(notification: notification), verdict: .delivered, channel: Platform.websocket.rawValue)
     }
 
     private var noChannel: String { DeliveryMetrics.noProvider }

@@ -133,12 +133,15 @@ struct DeliveryAttempt: Sendable {
             logger.info("Live Activity token is dead", metadata: ["notification": "\(notification.id)", "reason": "\(reason)"])
         case .deadToken(let reason):
             logger.notice(
-                "Device token is dead; device marked inactive", metadata: ["device": "\(notification.deviceID)", "reason": "\(reason)"])
+                "Device token is dead; device marked inactive",
+                metadata: ["device": "\(notification.deviceID)", "reason": "\(reason)"])
         case .refused(let reason):
-            logger.warning("Provider refused the notification", metadata: ["notification": "\(notification.id)", "reason": "\(reason)"])
+            logger.warning(
+                "Provider refused the notification", metadata: ["notification": "\(notification.id)", "reason": "\(reason)"])
         case .willRetry:
             logger.debug(
-                "Delivery will be retried", metadata: ["notification": "\(notification.id)", "reason": "\(notification.lastError ?? "")"])
+                "Delivery will be retried",
+                metadata: ["notification": "\(notification.id)", "reason": "\(notification.lastError ?? "")"])
         default:
             break
         }

@@ -76,11 +76,13 @@ public final class DeliveryEngine: Service, Sendable {
         let patience = BatchPatience(
             maximumDelay: configuration.outcomeCommitDelay,
             enoughEntries: max(1, min(GroupCommit.defaultPatience.enoughEntries, configuration.maximumConcurrentDeliveries / 4)))
-        let outbox = GroupCommit(store: store, owner: instanceID, metrics: metrics, patience: patience, timeout: configuration.storeTimeout)
+        let outbox = GroupCommit(
+            store: store, owner: instanceID, metrics: metrics, patience: patience, timeout: configuration.storeTimeout)
         self.outbox = outbox
         let pool = SlotPool(limits: configuration.slotLimits)
         self.pool = pool
-        scheduler = OutboxScheduler(store: store, pool: pool, clock: clock, configuration: configuration, instanceID: instanceID, logger: logger)
+        scheduler = OutboxScheduler(
+            store: store, pool: pool, clock: clock, configuration: configuration, instanceID: instanceID, logger: logger)
         let senders = SenderRendezvous()
         self.senders = senders
         attempt = DeliveryAttempt(

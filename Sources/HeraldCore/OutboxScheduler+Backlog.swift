@@ -19,7 +19,8 @@ extension OutboxScheduler {
         do {
             let now = clock.now()
             let claimed = try await store.claimPending(
-                deviceID: deviceID, lease: Lease(owner: instanceID, expiresAt: now.addingTimeInterval(configuration.leaseDuration)),
+                deviceID: deviceID,
+                lease: Lease(owner: instanceID, expiresAt: now.addingTimeInterval(configuration.leaseDuration)),
                 at: now, limit: room)
             // The page's count is recorded before a slot can finish one of its notifications.
             let work = pool.takeCustody(claimed.map { DeliveryWork(notification: $0, isBacklog: true) })

@@ -40,7 +40,8 @@ final class OutboxScheduler: Service, Sendable {
     private let wakeupSink: AsyncStream<Void>.Continuation
 
     init(
-        store: any HeraldStore, pool: SlotPool, clock: any WallClock, configuration: DeliveryEngine.Configuration, instanceID: String,
+        store: any HeraldStore, pool: SlotPool, clock: any WallClock, configuration: DeliveryEngine.Configuration,
+        instanceID: String,
         logger: Logger
     ) {
         self.store = store
@@ -60,7 +61,8 @@ final class OutboxScheduler: Service, Sendable {
     /// was saturated) and wakes the scheduler.
     func schedule(_ notification: PushNotification) {
         state.withLock {
-            $0.schedule.insert(ScheduledAttempt(id: notification.id, dueAt: notification.nextAttemptAt, deviceID: notification.deviceID))
+            $0.schedule.insert(
+                ScheduledAttempt(id: notification.id, dueAt: notification.nextAttemptAt, deviceID: notification.deviceID))
         }
         wake()
     }
@@ -167,7 +169,9 @@ final class OutboxScheduler: Service, Sendable {
                 guard room > 0, !state.isStopping else { return [] }
                 let refill = configuration.dueQueueCapacity - state.due.count
                 if refill > 0 {
-                    for attempt in state.schedule.popDue(at: now, limit: refill) { state.due.append(attempt.id, device: attempt.deviceID) }
+                    for attempt in state.schedule.popDue(at: now, limit: refill) {
+                        state.due.append(attempt.id, device: attempt.deviceID)
+                    }
                 }
                 var ids: [PushNotification.ID] = []
                 while ids.count < min(room, 512), let id = state.due.popFirst() { ids.append(id) }

@@ -44,7 +44,9 @@ public final class FakeLocalChannel: LocalChannel {
         state.withLock { $0.clients[deviceID] != nil }
     }
 
-    public func offer(_ notification: PushNotification, to device: Device, confirmed: @escaping @Sendable (Bool) -> Void) -> LocalOffer {
+    public func offer(_ notification: PushNotification, to device: Device, confirmed: @escaping @Sendable (Bool) -> Void)
+        -> LocalOffer
+    {
         state.withLock { state in
             state.offered.append(notification)
             switch state.clients[device.id] {

@@ -28,7 +28,10 @@ public final class FakeProvider: PushProvider {
     }
     private let state: Mutex<State>
 
-    public init(platform: Platform = .apns, results: [DeliveryResult] = [], otherwise: DeliveryResult = .delivered(providerMessageID: "fake-id")) {
+    public init(
+        platform: Platform = .apns, results: [DeliveryResult] = [],
+        otherwise: DeliveryResult = .delivered(providerMessageID: "fake-id")
+    ) {
         self.platform = platform
         self.otherwise = otherwise
         state = Mutex(State(script: results))

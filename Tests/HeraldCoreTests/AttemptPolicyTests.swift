@@ -1,7 +1,8 @@
 import Foundation
-@testable import HeraldCore
 import HeraldTesting
 import Testing
+
+@testable import HeraldCore
 
 /// The delivery policy alone: no store, no channel, no clock of its own.
 @Suite("Attempt policy")
@@ -23,7 +24,9 @@ struct AttemptPolicyTests {
     }
 
     /// Asks the provider, then finishes with its answer.
-    func afterProvider(_ result: DeliveryResult, attempts: Int = 0, ttl: TimeInterval = 86_400, at time: Date? = nil) -> AttemptDecision? {
+    func afterProvider(_ result: DeliveryResult, attempts: Int = 0, ttl: TimeInterval = 86_400, at time: Date? = nil)
+        -> AttemptDecision?
+    {
         let original = notification(attempts: attempts, ttl: ttl)
         var facts = AttemptFacts(device: device, hasProvider: true)
         guard case .sendToProvider(let sent) = policy.next(for: original, facts, at: now) else { return nil }
@@ -109,7 +112,8 @@ struct AttemptPolicyTests {
     }
 
     @Test func aRemovedOrInactiveDeviceIsUnavailable() throws {
-        let removed = try #require(decision(policy.next(for: notification(), AttemptFacts(device: nil, hasProvider: true), at: now)))
+        let removed = try #require(
+            decision(policy.next(for: notification(), AttemptFacts(device: nil, hasProvider: true), at: now)))
         #expect(removed.verdict == .deviceUnavailable(reason: "The device was removed"))
         var inactive = device
         inactive.isActive = false
@@ -163,7 +167,8 @@ struct AttemptPolicyTests {
         #expect(handedOver.verdict == .handedOver(instance: "herald-b"))
         #expect(handedOver.outcome.notification.status == .pending)
         #expect(handedOver.outcome.notification.attempts == 0, "not attempted here")
-        #expect(handedOver.outcome.notification.nextAttemptAt == now.addingTimeInterval(15), "due here again if B does not take it")
+        #expect(
+            handedOver.outcome.notification.nextAttemptAt == now.addingTimeInterval(15), "due here again if B does not take it")
         let connectedHere = AttemptFacts(device: device, isConnectedLocally: true, otherInstance: "herald-b", hasProvider: true)
         #expect(policy.next(for: notification(), connectedHere, at: now) == .offerLocally, "a client here comes first")
     }

@@ -1,9 +1,10 @@
 import Foundation
-@testable import HeraldCore
 import HeraldStore
 import HeraldTesting
 import Logging
 import Testing
+
+@testable import HeraldCore
 
 /// The delivery engine without a server or a socket: the in-memory store, a fake provider, a fake local channel and
 /// a test clock. The scheduler's ticker is set to an hour: each test runs the scheduler's passes itself.
@@ -18,7 +19,8 @@ struct DeliveryEngineUnitTests {
         DeliveryEngine(
             store: store, providers: [provider], localChannel: channel, clock: clock,
             configuration: .init(
-                maximumConcurrentDeliveries: slots, retryPolicy: RetryPolicy(initialDelay: 2, maximumDelay: 600), leaseDuration: 30,
+                maximumConcurrentDeliveries: slots, retryPolicy: RetryPolicy(initialDelay: 2, maximumDelay: 600),
+                leaseDuration: 30,
                 tick: .seconds(3_600), deliveryWait: deliveryWait, instanceID: "herald-a"),
             logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
     }
@@ -43,7 +45,9 @@ struct DeliveryEngineUnitTests {
         return device
     }
 
-    func accept(_ engine: DeliveryEngine, for device: Device, ttl: TimeInterval = 86_400, starting: Bool = false) async throws -> (PushNotification, AcceptRoute) {
+    func accept(_ engine: DeliveryEngine, for device: Device, ttl: TimeInterval = 86_400, starting: Bool = false) async throws
+        -> (PushNotification, AcceptRoute)
+    {
         let notification = Fixtures.notification(for: device, at: clock.now(), ttl: ttl)
         let quota = QuotaRequest(day: UTCDay(containing: clock.now()).description, maximum: 150)
         let (decision, route) = try await engine.accept(notification, quota: quota, for: device, startingDelivery: starting)
@@ -153,7 +157,9 @@ struct DeliveryEngineUnitTests {
             #expect(await eventually { provider.heldCount == 1 })
             clock.advance(by: 20)
             await engine.scheduler.renewLeases(now: clock.now())
-            #expect(try await store.lease(of: notification.id) == Lease(owner: "herald-a", expiresAt: clock.now().addingTimeInterval(30)))
+            #expect(
+                try await store.lease(of: notification.id)
+                    == Lease(owner: "herald-a", expiresAt: clock.now().addingTimeInterval(30)))
             provider.release()
             #expect(await eventually { (try? await engine.notification(id: notification.id)?.status) == .delivered })
         }
@@ -188,7 +194,8 @@ struct DeliveryEngineUnitTests {
             let (notification, _) = try await send(engine, to: device)
             #expect(await eventually { channel.awaitingConfirmation == [notification.id] })
             let elsewhere = Lease(owner: "herald-b", expiresAt: clock.now().addingTimeInterval(30))
-            #expect(try await store.claim([notification.id], lease: elsewhere, at: clock.now()).isEmpty, "nobody else can claim it")
+            #expect(
+                try await store.claim([notification.id], lease: elsewhere, at: clock.now()).isEmpty, "nobody else can claim it")
             #expect(provider.sent.isEmpty)
 
             channel.expire(notification.id)
