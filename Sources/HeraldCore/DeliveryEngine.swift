@@ -38,6 +38,9 @@ public enum AcceptRoute: Sendable, Equatable {
 ///   A sender waiting for a delivery is answered once its outcome is queued there, before it is committed; an outcome
 ///   that nobody waits for holds back (a few milliseconds) to be committed with the next accept.
 ///
+/// Each part has its own lock; a notification accepted and delivered at once takes as many (uncontended) locks on its
+/// way as it did when one type did all four jobs (seven), and no task or allocation more.
+///
 /// The send pipeline calls ``accept(_:quota:for:startingDelivery:)`` and, for a leased notification,
 /// ``deliver(_:device:)``; the WebSocket channel and the cluster call ``deliverPending(of:)`` and ``refillSoon()``.
 public final class DeliveryEngine: Service, Sendable {
@@ -224,9 +227,9 @@ public final class DeliveryEngine: Service, Sendable {
 
     /// Stops taking work: idle slots end, busy ones end after their attempt, waiters are answered.
     func stop() {
+        scheduler.stop()  // claims nothing more
         pool.stop()
         senders.stop()
         outbox.stopHoldingBackOutcomes()
-        scheduler.stop()
     }
 }
