@@ -196,7 +196,15 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "HeraldTesting"], swiftSettings: swiftSettings),
+        // HeraldStore: the in-memory store under the delivery engine's unit tests.
+        .testTarget(
+            name: "HeraldCoreTests",
+            dependencies: [
+                "HeraldCore", "HeraldStore", "HeraldTesting",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "HeraldAPNsTests",
             dependencies: [

@@ -54,7 +54,7 @@ public func buildApplication(
 
     let hub = WebSocketHub(
         confirmTimeout: configuration.webSocketConfirmTimeout, renderers: payloadRenderers, metrics: metrics.factory, logger: logger)
-    let worker = DeliveryWorker(
+    let worker = DeliveryEngine(
         store: store, providers: providers, localChannel: hub, clock: clock,
         configuration: .init(
             maximumConcurrentDeliveries: configuration.deliveryConcurrency, leaseDuration: configuration.leaseDuration,
@@ -70,7 +70,7 @@ public func buildApplication(
             metadata: ["open_files": "\(files)", "connections": "\(configuration.connectionLimits.maximumConnections)"])
     }
     let pipeline = SendPipeline(
-        store: store, worker: worker, clock: clock,
+        store: store, engine: worker, clock: clock,
         configuration: .init(
             dailyLimit: configuration.dailyLimit, timeToLive: configuration.notificationTTL,
             exemptDailyLimit: configuration.exemptDailyLimit, maximumPendingPerDevice: configuration.maximumPendingPerDevice),
@@ -141,7 +141,7 @@ func guardedServer(webSocket: WebSocketController, configuration: HeraldConfigur
 
 /// The HTTP router, and the controller that decides WebSocket upgrades (it sees only requests that ask for one).
 func buildRouters(
-    store: any HeraldStore, pipeline: SendPipeline, worker: DeliveryWorker, hub: WebSocketHub, link: ClusterLink? = nil,
+    store: any HeraldStore, pipeline: SendPipeline, worker: DeliveryEngine, hub: WebSocketHub, link: ClusterLink? = nil,
     clock: any WallClock, bodyLimit: Int, registration: RegistrationSettings, addresses: ClientAddressResolver,
     metrics: ServerMetrics, adminToken: String?, webSocketSession: WebSocketSession.Configuration, logger: Logger
 ) -> (http: Router<HeraldRequestContext>, webSocket: WebSocketController) {

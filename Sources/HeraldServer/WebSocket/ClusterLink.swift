@@ -15,11 +15,11 @@ import Synchronization
 final class ClusterLink: Service, Sendable {
     private let cluster: any Cluster
     private let hub: WebSocketHub
-    private let worker: DeliveryWorker
+    private let worker: DeliveryEngine
     private let logger: Logger
     private let isLeaving = Atomic(false)
 
-    init(cluster: any Cluster, hub: WebSocketHub, worker: DeliveryWorker, logger: Logger) {
+    init(cluster: any Cluster, hub: WebSocketHub, worker: DeliveryEngine, logger: Logger) {
         self.cluster = cluster
         self.hub = hub
         self.worker = worker

@@ -24,7 +24,7 @@ struct WebSocketController: Sendable {
     let hub: WebSocketHub
     let directory: DeviceDirectory
     let credentials: CredentialGuard
-    let worker: DeliveryWorker
+    let worker: DeliveryEngine
     /// The other instances on the database, when there are (PostgreSQL).
     let link: ClusterLink?
     let sessionConfiguration: WebSocketSession.Configuration
