@@ -17,7 +17,7 @@ import NIOSSL
 ///
 /// Every answer and transport error is classified once, by ``APNsClassification`` (its table lists the rules), inside
 /// the attempt loop every provider shares (``ProviderAttempts``: renewal, resend once, metrics, logs); the verdict
-/// travels back to the delivery worker and from there to the sender's HTTP answer.
+/// travels back to the delivery engine and from there to the sender's HTTP answer.
 ///
 /// ```swift
 /// let provider = try APNsProvider(configuration: configuration, logger: logger)

@@ -10,7 +10,7 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 
-/// The composition root: opens the store, builds the providers, the delivery worker and the routes.
+/// The composition root: opens the store, builds the providers, the delivery engine and the routes.
 /// `herald serve` and the tests both call it.
 ///
 /// ```swift
