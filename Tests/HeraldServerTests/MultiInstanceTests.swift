@@ -173,12 +173,13 @@ struct MultiInstanceTests {
         }
         let progress = Progress()
         let target = 3_000
+        let sendingEnds = ContinuousClock.now + .seconds(300)  // refused sends are tried again, but not forever
         let senders = Task { [users] in
             await withTaskGroup(of: Void.self) { group in
                 for sender in 0..<12 {
                     group.addTask {
                         var index = 0
-                        while progress.count < target {
+                        while progress.count < target, ContinuousClock.now < sendingEnds {
                             index += 1
                             var instance = (sender + index) % 3
                             if instance == 1, progress.killed.load(ordering: .relaxed) { instance = 2 }
