@@ -143,7 +143,7 @@ final class HeraldProcess: Sendable {
             """
             The child process \(processID) (\(kernelState)) did not exit within \(deadline), or its output did not end; \
             killed. The end of its log:
-            \(log.suffix(4_000))
+            \(log.suffix(8_000))
             """,
             sourceLocation: sourceLocation)
         kill(SIGKILL)
