@@ -12,6 +12,7 @@ let package = Package(
     products: [
         .executable(name: "herald", targets: ["herald"]),
         .library(name: "HeraldCore", targets: ["HeraldCore"]),
+        .library(name: "HeraldProviderKit", targets: ["HeraldProviderKit"]),
         .library(name: "HeraldAPNs", targets: ["HeraldAPNs"]),
         .library(name: "HeraldFCM", targets: ["HeraldFCM"]),
         .library(name: "HeraldWebPush", targets: ["HeraldWebPush"]),
@@ -57,11 +58,23 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // What every push provider shares (docs/providers.md): its description and limits, the configuration and
+        // trusted-CA loading, the attempt loop (credential renewal, resend once, metrics, logs), the check's wording.
+        .target(
+            name: "HeraldProviderKit",
+            dependencies: [
+                "HeraldCore",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // APNs: provider tokens (ES256 JWT), the HTTP/2 client and the PushProvider for Apple devices.
         .target(
             name: "HeraldAPNs",
             dependencies: [
-                "HeraldCore",
+                "HeraldCore", "HeraldProviderKit",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -83,7 +96,7 @@ let package = Package(
         .target(
             name: "HeraldFCM",
             dependencies: [
-                "HeraldCore",
+                "HeraldCore", "HeraldProviderKit",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -113,7 +126,7 @@ let package = Package(
         .target(
             name: "HeraldServer",
             dependencies: [
-                "HeraldCore", "HeraldAPNs", "HeraldFCM", "HeraldStore",
+                "HeraldCore", "HeraldProviderKit", "HeraldAPNs", "HeraldFCM", "HeraldStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -159,7 +172,7 @@ let package = Package(
         .executableTarget(
             name: "herald",
             dependencies: [
-                "HeraldCore", "HeraldAPNs", "HeraldFCM", "HeraldServer", "HeraldStore",
+                "HeraldCore", "HeraldProviderKit", "HeraldServer", "HeraldStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
@@ -193,15 +206,24 @@ let package = Package(
             name: "HeraldWebPushTests",
             dependencies: [
                 "HeraldWebPush", "HeraldTesting",
-                .product(name: "Subprocess", package: "swift-subprocess"),  // scripts/webpush-verify.py, with PyPI's http-ece and py-vapid
+                // scripts/webpush-verify.py, with PyPI's http-ece and py-vapid
+                .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: swiftSettings),
-        .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "HeraldTesting"], swiftSettings: swiftSettings),
+        // HeraldStore: the in-memory store under the delivery engine's unit tests.
+        .testTarget(
+            name: "HeraldCoreTests",
+            dependencies: [
+                "HeraldCore", "HeraldStore", "HeraldTesting",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "HeraldAPNsTests",
             dependencies: [
-                "HeraldAPNs", "HeraldTesting",
+                "HeraldAPNs", "HeraldProviderKit", "HeraldTesting",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -217,12 +239,23 @@ let package = Package(
         .testTarget(
             name: "HeraldFCMTests",
             dependencies: [
-                "HeraldFCM", "HeraldTesting",
+                "HeraldFCM", "HeraldProviderKit", "HeraldTesting",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // One suite of provider cases (dead token, retry-after, credential renewal, resend once, permanent failure) run
+        // over every provider through an adapter each: APNs and FCM against their doubles, and a stub provider.
+        .testTarget(
+            name: "HeraldProviderContractTests",
+            dependencies: [
+                "HeraldProviderKit", "HeraldAPNs", "HeraldFCM", "HeraldTesting",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
             swiftSettings: swiftSettings
         ),

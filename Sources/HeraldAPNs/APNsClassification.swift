@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldProviderKit
 import NIOCore
 import NIOHTTP2
 import NIOSSL
@@ -23,24 +24,14 @@ enum APNsClassification {
     /// How long to wait after `429 TooManyRequests` (too many pushes to one device).
     static let tooManyRequestsDelay: Duration = .seconds(60)
 
-    /// What the provider does after one request.
-    enum NextStep: Sendable, Equatable {
-        /// The attempt is over, with this verdict.
-        case finish(DeliveryResult)
-        /// Sign a new provider token and send again at once.
-        case renewTokenAndResend
-        /// Send again at once, on a new connection.
-        case resendOnFreshConnection
-    }
-
     /// The next step after `outcome`, given what this attempt already tried.
-    static func nextStep(after outcome: APNsAttemptOutcome, hasRenewedToken: Bool, hasResent: Bool, timeout: String) -> NextStep {
+    static func nextStep(after outcome: APNsAttemptOutcome, hasRenewedToken: Bool, hasResent: Bool, timeout: String) -> AttemptStep {
         switch outcome {
         case .answered(let response):
-            if response.status == 403, response.reason == .expiredProviderToken, !hasRenewedToken { return .renewTokenAndResend }
+            if response.status == 403, response.reason == .expiredProviderToken, !hasRenewedToken { return .renewCredentialAndResend }
             return .finish(result(of: response))
         case .connectionLost(let description):
-            if !hasResent { return .resendOnFreshConnection }
+            if !hasResent { return .resend }
             return .finish(.retry(reason: "connection closed before the answer: \(description)", after: nil))
         case .timedOut:
             return .finish(.retry(reason: "no answer within \(timeout)", after: nil))

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import HeraldCore
+import HeraldProviderKit
 
 extension APNsConfiguration {
     /// `herald apns check`: validates the configuration offline and describes what the provider would use.
@@ -28,10 +29,6 @@ extension APNsConfiguration {
         let fingerprint = SHA256.hash(data: signingKey.publicKey.derRepresentation)
             .prefix(8).map { String(format: "%02x", $0) }.joined()
         let refresh = ProviderTokenIssuer.effectiveRefreshInterval(tokenRefreshInterval).heraldDescription
-        var trust = "system roots"
-        if let path = trustedCAPath {
-            trust += " + \(certificates.count) certificate\(certificates.count == 1 ? "" : "s") from \(path)"
-        }
         return [
             "key: \(keySource) (ES256 P-256 private key, public key SHA-256 \(fingerprint)…)",
             "key id: \(keyID)",
@@ -39,20 +36,10 @@ extension APNsConfiguration {
             "topic: \(topic)",
             "production endpoint: \(HTTPSBaseURL.normalized(productionURL) ?? productionURL)",
             "sandbox endpoint: \(HTTPSBaseURL.normalized(sandboxURL) ?? sandboxURL)",
-            "trusted CAs: \(trust)",
+            trustedCAsLine(certificates),
             "connections per environment: \(connectionsPerEnvironment) (HTTP/2)",
             "request timeout: \(requestTimeout.heraldDescription)",
             "provider token: ES256, renewed every \(refresh)",
         ]
-    }
-}
-
-extension Duration {
-    /// A short human form: `10 s`, `250 ms`, `50 min`.
-    var heraldDescription: String {
-        let milliseconds = components.seconds * 1_000 + components.attoseconds / 1_000_000_000_000_000
-        if milliseconds % 60_000 == 0, milliseconds >= 60_000 { return "\(milliseconds / 60_000) min" }
-        if milliseconds % 1_000 == 0 { return "\(milliseconds / 1_000) s" }
-        return "\(milliseconds) ms"
     }
 }

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import HeraldCore
-import NIOSSL
+import HeraldProviderKit
 
 extension APNsConfiguration {
     /// Reads and parses the `.p8` signing key.
@@ -20,24 +20,6 @@ extension APNsConfiguration {
         case .pem(let text):
             return try Self.parseKey(text, describedAs: "the value", option: .key)
         }
-    }
-
-    /// Reads the extra CA certificates of ``trustedCAPath``; empty when none is configured.
-    ///
-    /// - Throws: ``APNsConfigurationError`` naming `HERALD_APNS_CA_PATH`.
-    public func loadTrustedCertificates() throws(APNsConfigurationError) -> [NIOSSLCertificate] {
-        guard let path = trustedCAPath else { return [] }
-        let data = try Self.readFile(path, option: .trustedCAPath)
-        let certificates: [NIOSSLCertificate]
-        do {
-            certificates = try NIOSSLCertificate.fromPEMBytes(Array(data))
-        } catch {
-            throw APNsConfigurationError(.trustedCAPath, "\(path) is not a PEM file of CA certificates")
-        }
-        guard !certificates.isEmpty else {
-            throw APNsConfigurationError(.trustedCAPath, "\(path) holds no PEM certificate")
-        }
-        return certificates
     }
 
     /// Checks the settings that need no file access: key and team ids, topic, URLs, pool size, timeouts.
@@ -88,14 +70,6 @@ extension APNsConfiguration {
             return try P256.Signing.PrivateKey(pemRepresentation: pem)
         } catch {
             throw APNsConfigurationError(option, "\(source) is not an ES256 (P-256) private key")
-        }
-    }
-
-    private static func readFile(_ path: String, option: APNsOption) throws(APNsConfigurationError) -> Data {
-        do {
-            return try ConfigurationFile.read(path)
-        } catch {
-            throw APNsConfigurationError(option, error.description)
         }
     }
 }

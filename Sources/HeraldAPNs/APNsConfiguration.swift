@@ -1,4 +1,5 @@
 import Foundation
+import HeraldProviderKit
 
 /// Everything the APNs provider needs to know: the signing key, the team, the app and the endpoints.
 ///
@@ -73,10 +74,7 @@ public enum APNsKeySource: Sendable, Equatable {
 }
 
 /// A configuration option of the APNs provider, named as the environment variable that sets it.
-///
-/// Errors name the option so an operator knows what to fix; a server that reads the options under
-/// other names can render ``APNsConfigurationError/problem`` with its own name.
-public enum APNsOption: String, Sendable, CaseIterable {
+public enum APNsOption: String, ProviderOption {
     case keyPath = "HERALD_APNS_KEY_PATH"
     case key = "HERALD_APNS_KEY"
     case keyID = "HERALD_APNS_KEY_ID"
@@ -90,20 +88,11 @@ public enum APNsOption: String, Sendable, CaseIterable {
     case tokenRefreshInterval = "HERALD_APNS_TOKEN_REFRESH"
 }
 
-/// A configuration problem, described in one line that names the option, e.g.
+/// An APNs configuration problem, described in one line that names the option, e.g.
 /// `HERALD_APNS_KEY_PATH: cannot read /x.p8: No such file`.
-public struct APNsConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The option at fault.
-    public let option: APNsOption
-    /// What is wrong, without the option's name.
-    public let problem: String
+public typealias APNsConfigurationError = ProviderConfigurationError<APNsOption>
 
-    /// Creates an error for an option.
-    public init(_ option: APNsOption, _ problem: String) {
-        self.option = option
-        self.problem = problem
-    }
-
-    /// `<OPTION>: <problem>`, one line for an operator.
-    public var description: String { "\(option.rawValue): \(problem)" }
+extension APNsConfiguration: ProviderConfiguration {
+    /// `HERALD_APNS_CA_PATH`.
+    public static let trustedCAPathOption = APNsOption.trustedCAPath
 }

@@ -1,3 +1,19 @@
+// Hand-written on purpose: Herald's own HTTP/2 client for APNs (this file, APNsConnectionHandler.swift,
+// APNsConnectionPool.swift) instead of AsyncHTTPClient, the library Herald uses for FCM.
+//
+// Measured reason ("APNs client: AsyncHTTPClient against a bare swift-nio-http2 client (issue 10, step 5)" and "The
+// switch" in docs/performance-history.md, docs/performance.md before issue 28; scenario b2, `herald-bench
+// --scenarios b2`): this client costs 0.56–0.67× the CPU per push of AsyncHTTPClient on the same load (0.175–0.290
+// ms against 0.264–0.522 ms, three runs), and Herald end to end spent about 8 % less CPU per delivered notification
+// after the switch (8.67–8.94× the bare request against 9.44–9.84×, scenario 1, runs in turn), with a shorter tail
+// at saturation (p99 46–50 ms against 63–64 ms). It also codes `authorization`, `apns-id`, `apns-expiration` and
+// `apns-collapse-id` as HPACK literals without indexing, as Apple asks; AsyncHTTPClient indexes every header.
+//
+// What would let Herald go back: an AsyncHTTPClient whose HTTP/2 path sends a request without converting it to
+// HTTP/1 types and without a child channel per stream, and that lets a request mark a header as never indexed. Rerun
+// scenario b2 then: once AsyncHTTPClient's CPU per push is within the machine's spread of this client's, drop these
+// three files and send through `HTTPClient` as FCMProvider does.
+
 import Foundation
 import NIOCore
 import NIOHPACK

@@ -1,3 +1,6 @@
+// Hand-written on purpose, with APNsConnection.swift: see the header there for the measured reason (scenario b2) and the
+// AsyncHTTPClient change that would let Herald go back to the library.
+
 import NIOCore
 import NIOHPACK
 import NIOHTTP2

@@ -1,9 +1,9 @@
 import CoreMetrics
 import Foundation
 import HeraldCore
+import HeraldProviderKit
 import Logging
 import NIOCore
-import NIOHPACK
 import NIOPosix
 import NIOSSL
 
@@ -15,8 +15,9 @@ import NIOSSL
 /// `apns-collapse-id`; the body is the stored payload, byte for byte. Requests go over ``APNsConnection``s (HTTP/2 on
 /// swift-nio-http2), `connectionsPerEnvironment` per environment, opened on first use.
 ///
-/// Every answer and transport error is classified once, by ``APNsClassification`` (its table lists the rules); the
-/// verdict travels back to the delivery worker and from there to the sender's HTTP answer.
+/// Every answer and transport error is classified once, by ``APNsClassification`` (its table lists the rules), inside
+/// the attempt loop every provider shares (``ProviderAttempts``: renewal, resend once, metrics, logs); the verdict
+/// travels back to the delivery engine and from there to the sender's HTTP answer.
 ///
 /// ```swift
 /// let provider = try APNsProvider(configuration: configuration, logger: logger)
@@ -25,7 +26,7 @@ import NIOSSL
 /// ```
 ///
 /// Call ``shutdown()`` before dropping the provider: it closes the connections.
-public final class APNsProvider: PushProvider {
+public final class APNsProvider: ClosablePushProvider {
     /// Always ``Platform/apns``.
     public let platform: Platform = .apns
     /// The configuration the provider was built from.
@@ -35,8 +36,9 @@ public final class APNsProvider: PushProvider {
 
     private let pool: APNsConnectionPool
     private let requestTimeout: TimeAmount
-    private let logger: Logger
-    private let metrics: ProviderMetrics
+    /// `10 s`: the deadline as reasons name it.
+    private let timeoutDescription: String
+    private let attempts: ProviderAttempts
 
     /// Loads the key and the extra CA certificates and prepares (but does not open) the connections.
     ///
@@ -64,16 +66,16 @@ public final class APNsProvider: PushProvider {
         else { throw APNsConfigurationError(.sandboxURL, "is not an https:// URL") }
 
         self.configuration = configuration
-        self.logger = logger
-        self.metrics = ProviderMetrics(provider: "apns", factory: metrics)
+        self.attempts = ProviderAttempts(description: APNsModule.description, logger: logger, metrics: metrics)
         self.requestTimeout = TimeAmount(configuration.requestTimeout)
+        self.timeoutDescription = configuration.requestTimeout.heraldDescription
         self.tokenIssuer = ProviderTokenIssuer(
             key: key, keyID: configuration.keyID, teamID: configuration.teamID,
             refreshInterval: configuration.tokenRefreshInterval, clock: clock)
 
         let tlsContext: NIOSSLContext
         do {
-            tlsContext = try APNsTLSContexts.context(trusting: extraRoots)
+            tlsContext = try ProviderTLS.sharedContext(trusting: extraRoots, applicationProtocols: ["h2"])
         } catch {
             throw APNsConfigurationError(.trustedCAPath, "cannot set up TLS: \(error)")
         }
@@ -90,20 +92,14 @@ public final class APNsProvider: PushProvider {
 
     /// Sends one notification and classifies the answer; see the type's documentation for the rules.
     public func send(_ notification: PushNotification, to device: Device) async -> DeliveryResult {
-        let apnsID = notification.id.lowercasedText
         // A Live Activity push goes to the activity's token, in the device's environment.
         guard let deviceToken = notification.liveActivityToken ?? device.token, !deviceToken.isEmpty else {
             return .failed(reason: "MissingDeviceToken")
-        }
-        // Built only when a line is logged (swift-log takes metadata as an autoclosure).
-        func context(_ more: Logger.Metadata = [:]) -> Logger.Metadata {
-            more.merging(["apns-id": "\(apnsID)", "device-token": "\(deviceToken.prefix(8))…"]) { new, _ in new }
         }
         // A token that is not hex would not survive the path, and APNs would call it BadDeviceToken anyway.
         guard Secrets.isHex(deviceToken) else {
             return .deadToken(reason: APNsErrorReason.badDeviceToken.rawValue)
         }
-        let path = "/3/device/\(deviceToken)"
         // The stored payload; rendered again from the content when it was rendered for another provider.
         let body: ByteBuffer
         do {
@@ -111,46 +107,19 @@ public final class APNsProvider: PushProvider {
         } catch {
             return .failed(reason: "the notification does not fit APNs' payload limit: \(error)")
         }
+        let exchange = APNsExchange(
+            notification: notification, deviceToken: deviceToken, body: body, environment: device.environment,
+            topic: configuration.topic, pool: pool, tokenIssuer: tokenIssuer, requestTimeout: requestTimeout,
+            timeoutDescription: timeoutDescription)
         // A collapse id HTTP/2 refuses as a header value fails for good without a connection: swift-nio-http2 would
         // refuse it on every attempt, and the stream it opened would keep its place among the connection's streams.
         if let collapseID = notification.collapseID, APNsClassification.isRefusedHeaderValue(collapseID) {
-            let reason = "apns-collapse-id has a character HTTP/2 refuses in a header value (CR, LF or NUL)"
-            log(.failed(reason: reason), outcome: .refusedLocally(reason), context: context)
-            return .failed(reason: reason)
+            let result = DeliveryResult.failed(
+                reason: "apns-collapse-id has a character HTTP/2 refuses in a header value (CR, LF or NUL)")
+            attempts.logRefusedBeforeSending(result, metadata: exchange.logMetadata)
+            return result
         }
-
-        var providerToken = tokenIssuer.currentToken()
-        var hasRenewedToken = false
-        var hasResentAfterConnectionLoss = false
-        while true {
-            let headers = makeHeaders(notification, apnsID: apnsID, providerToken: providerToken)
-            guard let (outcome, connection) = await attempt(path: path, headers: headers, body: body, environment: device.environment)
-            else { return .retry(reason: "APNs provider is shut down", after: nil) }
-            if APNsClassification.replacesConnection(after: outcome), connection?.retire() == true {
-                // A fresh connection guarantees that a re-send goes out on a new connection, and that
-                // TooManyProviderTokenUpdates stops.
-                logger.info("APNs: replacing a connection", metadata: context())
-            }
-
-            let step = APNsClassification.nextStep(
-                after: outcome, hasRenewedToken: hasRenewedToken, hasResent: hasResentAfterConnectionLoss,
-                timeout: configuration.requestTimeout.heraldDescription)
-            switch step {
-            case .renewTokenAndResend:
-                guard let renewed = tokenIssuer.renewAfterExpiry(of: providerToken) else {
-                    return .retry(reason: APNsErrorReason.expiredProviderToken.rawValue, after: nil)
-                }
-                logger.warning("APNs: ExpiredProviderToken, renewing the provider token and re-sending", metadata: context())
-                hasRenewedToken = true
-                providerToken = renewed
-            case .resendOnFreshConnection:
-                logger.info("APNs: connection closed before the answer, re-sending once", metadata: context())
-                hasResentAfterConnectionLoss = true
-            case .finish(let result):
-                log(result, outcome: outcome, context: context)
-                return result
-            }
-        }
+        return await attempts.deliver(exchange)
     }
 
     /// Closes every connection; sends after this return a retry.
@@ -158,63 +127,8 @@ public final class APNsProvider: PushProvider {
         await pool.shutdown()
     }
 
-    /// The request's headers after the pseudo-headers, HPACK-coded as Apple asks: `authorization` and the values
-    /// that change with every notification as literals without indexing, the others indexed.
-    private func makeHeaders(
-        _ notification: PushNotification, apnsID: String, providerToken: ProviderTokenIssuer.Token
-    ) -> HPACKHeaders {
-        var headers = HPACKHeaders()
-        headers.reserveCapacity(7)
-        headers.add(name: "authorization", value: "bearer \(providerToken.jwt)", indexing: .nonIndexable)
-        headers.add(name: "apns-push-type", value: notification.pushType.rawValue)
-        headers.add(name: "apns-topic", value: Self.topic(configuration.topic, for: notification.pushType))
-        headers.add(name: "apns-priority", value: String(notification.priority))
-        let expiration = max(0, Int(notification.expiresAt.timeIntervalSince1970.rounded(.down)))
-        headers.add(name: "apns-expiration", value: String(expiration), indexing: .nonIndexable)
-        if let collapseID = notification.collapseID {
-            headers.add(name: "apns-collapse-id", value: collapseID, indexing: .nonIndexable)
-        }
-        headers.add(name: "apns-id", value: apnsID, indexing: .nonIndexable)
-        return headers
-    }
-
     /// The `apns-topic` for a push type: the app's bundle id, with Apple's suffix for Live Activities.
     static func topic(_ bundleID: String, for pushType: PushType) -> String {
         pushType == .liveactivity ? bundleID + ".push-type.liveactivity" : bundleID
-    }
-
-    /// One request on the next connection of the environment, timed for the metrics; `nil` once shut down. The
-    /// connection is `nil` when none could be made.
-    private func attempt(
-        path: String, headers: HPACKHeaders, body: ByteBuffer, environment: PushEnvironment
-    ) async -> (APNsAttemptOutcome, APNsConnection?)? {
-        let started = ContinuousClock.now
-        var connection: APNsConnection?
-        let outcome: APNsAttemptOutcome
-        do {
-            guard let leased = try await pool.connection(for: environment) else { return nil }
-            connection = leased
-            let answer = try await leased.post(path: path, headers: headers, body: body, timeout: requestTimeout)
-            outcome = .answered(
-                APNsResponse(status: answer.status, apnsID: answer.apnsID, body: Data(answer.body.readableBytesView)))
-        } catch {
-            outcome = APNsClassification.outcome(of: error)
-        }
-        metrics.record(APNsMetrics.labels(of: outcome), duration: ContinuousClock.now - started)
-        return (outcome, connection)
-    }
-
-    private func log(_ result: DeliveryResult, outcome: APNsAttemptOutcome, context: (Logger.Metadata) -> Logger.Metadata) {
-        let status = if case .answered(let response) = outcome { "\(response.status)" } else { "none" }
-        switch result {
-        case .delivered:
-            logger.debug("APNs: delivered", metadata: context([:]))
-        case .deadToken(let reason):
-            logger.info("APNs: dead device token", metadata: context(["status": "\(status)", "reason": "\(reason)"]))
-        case .retry(let reason, _):
-            logger.warning("APNs: will retry", metadata: context(["status": "\(status)", "reason": "\(reason)"]))
-        case .failed(let reason):
-            logger.error("APNs: refused", metadata: context(["status": "\(status)", "reason": "\(reason)"]))
-        }
     }
 }

@@ -19,10 +19,7 @@ public struct APNsRenderer: PayloadRenderer {
 
     public init() {}
 
-    public func render(_ content: NotificationContent, priority: Int, collapseID: String?) -> RenderedPayload {
-        if let raw = content.providerPayloads[name] {
-            return RenderedPayload(payload: raw.payload, bodyPath: raw.bodyPath, priority: priority)
-        }
+    public func renderContent(_ content: NotificationContent, priority: Int, collapseID: String?) -> RenderedPayload {
         var alert: JSONObject = [:]
         alert["title"] = content.title.map(JSONValue.string)
         alert["subtitle"] = content.subtitle.map(JSONValue.string)

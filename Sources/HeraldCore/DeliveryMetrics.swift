@@ -33,7 +33,7 @@ public struct MetricDescription: Sendable, Equatable {
 /// `websocket`, the WebSocket channel) or `none` (nothing was attempted), `reason` one of three words.
 ///
 /// ```swift
-/// let worker = DeliveryWorker(store: store, providers: providers, metrics: DeliveryMetrics(factory: factory), logger: logger)
+/// let engine = DeliveryEngine(store: store, providers: providers, metrics: DeliveryMetrics(factory: factory), logger: logger)
 /// ```
 public struct DeliveryMetrics: Sendable {
     /// The metrics this type reports.
@@ -128,7 +128,7 @@ public struct DeliveryMetrics: Sendable {
     }
 }
 
-/// How busy the delivery worker is, read when metrics are scraped.
+/// How busy the delivery engine is, read when metrics are scraped.
 public struct DeliveryLoad: Sendable, Equatable {
     /// Delivery slots (`HERALD_DELIVERY_CONCURRENCY`).
     public var slots: Int

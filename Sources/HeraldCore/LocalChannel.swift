@@ -10,7 +10,7 @@ public enum LocalOffer: Sendable, Equatable {
     case awaitingConfirmation
 }
 
-/// A direct connection to devices that are online right now (Herald's WebSocket channel). The delivery worker
+/// A direct connection to devices that are online right now (Herald's WebSocket channel). The delivery engine
 /// tries it before the device's cloud provider; a notification it delivers never goes to APNs.
 ///
 /// A confirmation is not waited for in a delivery slot: ``offer(_:to:confirmed:)`` answers at once and calls back

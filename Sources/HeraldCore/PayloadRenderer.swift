@@ -33,13 +33,22 @@ public protocol PayloadRenderer: Sendable {
     var name: String { get }
     /// The largest payload the provider takes, in bytes, with whatever the provider adds at send time set aside.
     var sizeLimit: Int { get }
-    /// The payload for `content`, sent with `priority` unless the provider lowers it; `collapseID` is the
-    /// notification's (APNs sends it as a header, FCM in the message). A raw part the dialect gave for this provider
-    /// (``NotificationContent/providerPayloads``) is sent as it is.
-    func render(_ content: NotificationContent, priority: Int, collapseID: String?) -> RenderedPayload
+    /// The payload for `content`'s provider-neutral fields, sent with `priority` unless the provider lowers it;
+    /// `collapseID` is the notification's (APNs sends it as a header, FCM in the message). Called through
+    /// ``render(_:priority:collapseID:)``, which sends a raw part the dialect gave for this provider instead.
+    func renderContent(_ content: NotificationContent, priority: Int, collapseID: String?) -> RenderedPayload
 }
 
 extension PayloadRenderer {
+    /// The payload for `content`: the raw part the dialect gave for this provider
+    /// (``NotificationContent/providerPayloads``), sent as it is, or else ``renderContent(_:priority:collapseID:)``.
+    public func render(_ content: NotificationContent, priority: Int, collapseID: String?) -> RenderedPayload {
+        if let raw = content.providerPayloads[name] {
+            return RenderedPayload(payload: raw.payload, bodyPath: raw.bodyPath, priority: priority)
+        }
+        return renderContent(content, priority: priority, collapseID: collapseID)
+    }
+
     /// Renders `content` and shortens its body until it fits ``sizeLimit``.
     /// - Throws: ``PayloadFitter/TooLarge`` when it cannot fit; an encoding error for a value JSON cannot hold.
     public func fitted(_ content: NotificationContent, priority: Int, collapseID: String?) throws -> FittedPayload {

@@ -37,8 +37,9 @@ public struct SendReceipt: Sendable, Equatable {
     public var statusWord: String { notification.status == .delivered ? "delivered" : "queued" }
 }
 
-/// The one path every send API takes: render the content for the device's provider and fit it, count it against the daily quota and store it (group commit,
-/// already leased to this instance's worker), then hand it to the delivery worker and wait briefly for the first
+/// The one path every send API takes: render the content for the device's provider and fit it, count it against the
+/// daily quota and store it (group commit, already leased to this instance's delivery engine), then hand it to the
+/// engine and wait briefly for the first
 /// attempt. The attempt's verdict, classified once by the provider, becomes the answer; the device is not read again.
 public struct SendPipeline: Sendable {
     /// Tuning of the pipeline.
@@ -63,18 +64,18 @@ public struct SendPipeline: Sendable {
     }
 
     private let store: any HeraldStore
-    private let worker: DeliveryWorker
+    private let engine: DeliveryEngine
     private let clock: any WallClock
     private let configuration: Configuration
     /// The renderer of each platform's payload.
     public let renderers: PayloadRenderers
 
     public init(
-        store: any HeraldStore, worker: DeliveryWorker, clock: any WallClock, configuration: Configuration, renderers: PayloadRenderers
+        store: any HeraldStore, engine: DeliveryEngine, clock: any WallClock, configuration: Configuration, renderers: PayloadRenderers
     ) {
         self.renderers = renderers
         self.store = store
-        self.worker = worker
+        self.engine = engine
         self.clock = clock
         self.configuration = configuration
     }
@@ -93,7 +94,7 @@ public struct SendPipeline: Sendable {
     /// One notification, as it stands after every write queued before this call: a sender answered `delivered` reads
     /// `delivered`, although the answer went out before that outcome was durable.
     public func notification(id: PushNotification.ID) async throws -> PushNotification? {
-        try await worker.outbox.notification(id: id)
+        try await engine.notification(id: id)
     }
 
     /// Accepts a notification for a device: durable before this returns.
@@ -154,7 +155,7 @@ public struct SendPipeline: Sendable {
         case .leased:
             break
         }
-        guard let report = await worker.deliver(notification, device: device) else {
+        guard let report = await engine.deliver(notification, device: device) else {
             return SendReceipt(notification: notification, truncated: fitted.truncated, warning: nil, quota: quotaStatus)
         }
         switch report.verdict {
@@ -194,38 +195,17 @@ public struct SendPipeline: Sendable {
             for: device, startingDelivery: true)
     }
 
-    /// Where a stored notification went.
-    private enum Route {
-        /// Leased to this instance's worker: the caller delivers it (or it was started already).
-        case leased
-        /// Delivery is saturated: stored unleased, it waits in the scheduler's queue and the store.
-        case scheduled
-        /// Nothing can deliver to the device now: stored, parked until a client or a provider can take it.
-        case parked
-    }
-
-    /// Accepts a notification through the group commit, leased to this instance's worker when something can deliver
-    /// it now and delivery is not saturated, and hands it on: scheduled when saturated, started at once when leased
-    /// and `startingDelivery` (otherwise the caller delivers it and waits for the first attempt).
+    /// Accepts a notification through the engine (group commit), leased to this instance when something can deliver
+    /// it now and delivery is not saturated: scheduled when saturated, started at once when leased and
+    /// `startingDelivery` (otherwise the caller delivers it and waits for the first attempt).
     private func store(
         _ notification: PushNotification, quota: QuotaRequest, for device: Device, startingDelivery: Bool = false
-    ) async throws(SendError) -> (AcceptDecision, Route) {
-        let canDeliver = worker.canDeliver(to: device)
-        let lease = canDeliver ? worker.leaseForFreshNotification(for: device.id) : nil
-        let decision: AcceptDecision
+    ) async throws(SendError) -> (AcceptDecision, AcceptRoute) {
         do {
-            decision = try await worker.outbox.accept(AcceptRequest(notification: notification, quota: quota, lease: lease))
+            return try await engine.accept(notification, quota: quota, for: device, startingDelivery: startingDelivery)
         } catch {
             throw .storeUnavailable("\(error)")
         }
-        guard case .accepted = decision else { return (decision, .parked) }  // not stored: the route means nothing
-        if lease != nil {
-            if startingDelivery { worker.start(notification, device: device) }
-            return (decision, .leased)
-        }
-        guard canDeliver else { return (decision, .parked) }
-        worker.scheduleUnleased(notification)
-        return (decision, .scheduled)
     }
 
     private func dailyLimit(of device: Device) -> Int { device.dailyLimit ?? configuration.dailyLimit }

@@ -1,3 +1,8 @@
+// Hand-written: Google's service-account flow (an RS256 assertion signed with swift-crypto, exchanged at the token
+// endpoint over the provider's own AsyncHTTPClient). No measured figure keeps it; no maintained Swift server library
+// for Google's OAuth was at hand. Replace it with one when one is, keeping one shared exchange per expiry and the
+// renewal five minutes early.
+
 import AsyncHTTPClient
 import Foundation
 import HeraldCore

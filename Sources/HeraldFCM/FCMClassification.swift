@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import HeraldCore
+import HeraldProviderKit
 import NIOCore
 import NIOHTTP2
 import NIOSSL
@@ -102,19 +103,12 @@ enum FCMClassification {
     /// Google: "minimum initial retry delay of 1 minute" after `QUOTA_EXCEEDED`.
     static let quotaExceededDelay: Duration = .seconds(60)
 
-    /// What the provider does after one request.
-    enum NextStep: Sendable, Equatable {
-        case finish(DeliveryResult)
-        /// The access token was refused: renew it and send again at once.
-        case renewAccessTokenAndResend
-        /// The request never left: send it again at once (on another connection).
-        case resend
-    }
-
-    static func nextStep(after outcome: FCMAttemptOutcome, hasRenewedToken: Bool, hasResent: Bool, timeout: String) -> NextStep {
+    /// What the provider does after one request: renew the access token after a `401` without an `errorCode`, send
+    /// again once when the request never left, otherwise finish.
+    static func nextStep(after outcome: FCMAttemptOutcome, hasRenewedToken: Bool, hasResent: Bool, timeout: String) -> AttemptStep {
         switch outcome {
         case .answered(let response):
-            if response.status == 401, response.errorCode == nil, !hasRenewedToken { return .renewAccessTokenAndResend }
+            if response.status == 401, response.errorCode == nil, !hasRenewedToken { return .renewCredentialAndResend }
             return .finish(result(of: response))
         case .notSent(let description):
             if !hasResent { return .resend }

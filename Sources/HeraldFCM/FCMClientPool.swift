@@ -1,3 +1,10 @@
+// Hand-written on purpose, around AsyncHTTPClient rather than instead of it: AsyncHTTPClient keeps one HTTP/2
+// connection per host per client and queues requests when its streams are all in use rather than opening another
+// (`HTTPConnectionPool+HTTP2StateMachine`; "FCM connections" in docs/performance-history.md, docs/performance.md before
+// issue 28: at FCM's ~100 streams and a 50 ms round trip one connection carries about 2,000 sends/s). What would let
+// Herald drop this pool: an AsyncHTTPClient setting for more than one HTTP/2 connection per host, opened when the
+// streams of the first are in use; one `HTTPClient` would then do.
+
 import AsyncHTTPClient
 import Synchronization
 

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldProviderKit
 
 extension FCMConfiguration {
     /// `herald fcm check`: validates the configuration offline and describes what the provider would use.
@@ -19,10 +20,6 @@ extension FCMConfiguration {
             case .file(let path): path
             case .json: "inline JSON (\(FCMOption.serviceAccountJSON.rawValue))"
             }
-        var trust = "system roots"
-        if let path = trustedCAPath {
-            trust += " + \(certificates.count) certificate\(certificates.count == 1 ? "" : "s") from \(path)"
-        }
         let base = HTTPSBaseURL.normalized(baseURL) ?? baseURL
         return [
             "service account: \(source)",
@@ -32,7 +29,7 @@ extension FCMConfiguration {
             "token endpoint: \(account.tokenURI)",
             "send endpoint: \(base)/v1/projects/\(account.projectID)/messages:send (HTTP/2)",
             "connections: \(connections) (HTTP/2)",
-            "trusted CAs: \(trust)",
+            trustedCAsLine(certificates),
             "request timeout: \(requestTimeout.components.seconds) s",
             "access token: scope \(FCMAccessTokens.scope), renewed \(Int(FCMAccessTokens.renewalMargin / 60)) min before it expires",
         ]

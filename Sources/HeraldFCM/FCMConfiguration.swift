@@ -1,6 +1,6 @@
 import Foundation
 import HeraldCore
-import NIOSSL
+import HeraldProviderKit
 
 /// Everything the FCM provider needs to know: the Google service account (which names the Firebase project and the
 /// token endpoint) and where FCM is.
@@ -47,7 +47,7 @@ public enum FCMServiceAccountSource: Sendable, Equatable {
 }
 
 /// A configuration option of the FCM provider, named as the environment variable that sets it.
-public enum FCMOption: String, Sendable, CaseIterable {
+public enum FCMOption: String, ProviderOption {
     case serviceAccountPath = "HERALD_FCM_SERVICE_ACCOUNT"
     case serviceAccountJSON = "HERALD_FCM_SERVICE_ACCOUNT_JSON"
     case baseURL = "HERALD_FCM_BASE_URL"
@@ -56,21 +56,13 @@ public enum FCMOption: String, Sendable, CaseIterable {
     case connections = "HERALD_FCM_CONNECTIONS"
 }
 
-/// A configuration problem in one line that names the option, e.g.
+/// An FCM configuration problem in one line that names the option, e.g.
 /// `HERALD_FCM_SERVICE_ACCOUNT: /x.json: private_key is not an RSA private key`.
-public struct FCMConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The option at fault.
-    public let option: FCMOption
-    /// What is wrong, without the option's name.
-    public let problem: String
+public typealias FCMConfigurationError = ProviderConfigurationError<FCMOption>
 
-    public init(_ option: FCMOption, _ problem: String) {
-        self.option = option
-        self.problem = problem
-    }
-
-    /// `<OPTION>: <problem>`, one line for an operator.
-    public var description: String { "\(option.rawValue): \(problem)" }
+extension FCMConfiguration: ProviderConfiguration {
+    /// `HERALD_FCM_CA_PATH`; used for the send endpoint and the token endpoint alike.
+    public static let trustedCAPathOption = FCMOption.trustedCAPath
 }
 
 extension FCMConfiguration {
@@ -88,22 +80,6 @@ extension FCMConfiguration {
         }
     }
 
-    /// Reads the extra CA certificates of ``trustedCAPath``; empty when none is configured.
-    ///
-    /// - Throws: ``FCMConfigurationError`` naming `HERALD_FCM_CA_PATH`.
-    public func loadTrustedCertificates() throws(FCMConfigurationError) -> [NIOSSLCertificate] {
-        guard let path = trustedCAPath else { return [] }
-        let data = try Self.readFile(path, option: .trustedCAPath)
-        let certificates: [NIOSSLCertificate]
-        do {
-            certificates = try NIOSSLCertificate.fromPEMBytes(Array(data))
-        } catch {
-            throw FCMConfigurationError(.trustedCAPath, "\(path) is not a PEM file of CA certificates")
-        }
-        guard !certificates.isEmpty else { throw FCMConfigurationError(.trustedCAPath, "\(path) holds no PEM certificate") }
-        return certificates
-    }
-
     /// Checks the settings that need no file access.
     public func settingProblems() -> [FCMConfigurationError] {
         var problems: [FCMConfigurationError] = []
@@ -117,13 +93,5 @@ extension FCMConfiguration {
             problems.append(.init(.connections, "must be at least 1, got \(connections)"))
         }
         return problems
-    }
-
-    static func readFile(_ path: String, option: FCMOption) throws(FCMConfigurationError) -> Data {
-        do {
-            return try ConfigurationFile.read(path)
-        } catch {
-            throw FCMConfigurationError(option, error.description)
-        }
     }
 }

@@ -21,10 +21,7 @@ public struct FCMRenderer: PayloadRenderer {
     public init() {}
 
     /// `level` decides the delivery priority: `passive` is `NORMAL` (and priority 5), every other level `HIGH`.
-    public func render(_ content: NotificationContent, priority: Int, collapseID: String?) -> RenderedPayload {
-        if let raw = content.providerPayloads[name] {
-            return RenderedPayload(payload: raw.payload, bodyPath: raw.bodyPath, priority: priority)
-        }
+    public func renderContent(_ content: NotificationContent, priority: Int, collapseID: String?) -> RenderedPayload {
         let isPassive = content.level == .passive
         var data = FCMData.strings(content.data)
         data["level"] = content.level.map { .string($0.rawValue) }

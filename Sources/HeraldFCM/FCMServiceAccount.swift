@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HeraldProviderKit
 import _CryptoExtras
 
 /// A Google service account, as the JSON file the Firebase console hands out holds it

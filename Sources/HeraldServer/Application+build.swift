@@ -2,6 +2,7 @@ import Foundation
 import HeraldAPNs
 import HeraldFCM
 import HeraldCore
+import HeraldProviderKit
 import HeraldStore
 import Hummingbird
 import HummingbirdCore
@@ -9,7 +10,7 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 
-/// The composition root: opens the store, builds the providers, the delivery worker and the routes.
+/// The composition root: opens the store, builds the providers, the delivery engine and the routes.
 /// `herald serve` and the tests both call it.
 ///
 /// ```swift
@@ -40,26 +41,20 @@ public func buildApplication(
     let metrics = HeraldMetrics(enabled: configuration.metrics)
     var providers: [any PushProvider] = []
     var closers: [any Service] = [StoreCloser(store: store)]
-    if let apns = configuration.apns {
+    let providerServices = ProviderServices(clock: clock, logger: logger, metrics: metrics.factory)
+    for entry in providerCatalog {
         // A configuration error (one line naming the option) is rendered by `startupMessage`.
-        let provider = try APNsProvider(configuration: apns, clock: clock, logger: logger, metrics: metrics.factory)
+        guard let provider = try entry.makeProvider(configuration, services: providerServices) else {
+            logger.notice("\(entry.description.notConfiguredNotice)")
+            continue
+        }
         providers.append(provider)
         closers.append(ProviderCloser(shutdown: provider.shutdown))
-    } else {
-        logger.notice("APNs is not configured (HERALD_APNS_KEY_PATH etc.): notifications for Apple devices stay queued")
-    }
-    if let fcm = configuration.fcm {
-        let provider = try FCMProvider(configuration: fcm, clock: clock, logger: logger, metrics: metrics.factory)
-        providers.append(provider)
-        closers.append(ProviderCloser(shutdown: provider.shutdown))
-        logger.info("FCM is configured", metadata: ["project": "\(provider.projectID)"])
-    } else {
-        logger.notice("FCM is not configured (HERALD_FCM_SERVICE_ACCOUNT): notifications for FCM devices stay queued")
     }
 
     let hub = WebSocketHub(
         confirmTimeout: configuration.webSocketConfirmTimeout, renderers: payloadRenderers, metrics: metrics.factory, logger: logger)
-    let worker = DeliveryWorker(
+    let worker = DeliveryEngine(
         store: store, providers: providers, localChannel: hub, clock: clock,
         configuration: .init(
             maximumConcurrentDeliveries: configuration.deliveryConcurrency, leaseDuration: configuration.leaseDuration,
@@ -75,7 +70,7 @@ public func buildApplication(
             metadata: ["open_files": "\(files)", "connections": "\(configuration.connectionLimits.maximumConnections)"])
     }
     let pipeline = SendPipeline(
-        store: store, worker: worker, clock: clock,
+        store: store, engine: worker, clock: clock,
         configuration: .init(
             dailyLimit: configuration.dailyLimit, timeToLive: configuration.notificationTTL,
             exemptDailyLimit: configuration.exemptDailyLimit, maximumPendingPerDevice: configuration.maximumPendingPerDevice),
@@ -112,9 +107,19 @@ public func buildApplication(
         logger: logger)
 }
 
-/// Each platform's payload renderer: one per provider Herald speaks; WebSocket-only devices get the APNs payload.
-/// Renderers need no credentials, so a device is rendered for even while its provider is not configured.
-let payloadRenderers = PayloadRenderers([.apns: APNsRenderer(), .fcm: FCMRenderer()], fallback: APNsRenderer())
+/// The push providers Herald builds, in this order, each from its settings in the configuration (left out when they
+/// are not set); `herald <provider> check` is generated from the same list, and each provider's payload renderer is
+/// taken from it. Adding a provider adds one line here (docs/providers.md).
+public let providerCatalog: [ProviderEntry<HeraldConfiguration>] = [
+    ProviderEntry(APNsModule.self) { $0.apns },
+    ProviderEntry(FCMModule.self) { $0.fcm },
+]
+
+/// Each platform's payload renderer, from the catalog; WebSocket-only devices get the APNs payload. Renderers need no
+/// credentials, so a device is rendered for even while its provider is not configured.
+let payloadRenderers = PayloadRenderers(
+    Dictionary(providerCatalog.map { ($0.description.platform, $0.module.renderer) }, uniquingKeysWith: { first, _ in first }),
+    fallback: APNsRenderer())
 
 /// `HOST:PORT`: unique among instances on one database, and the same after a restart (which then takes its
 /// predecessor's leases back at once). With port 0 (a port chosen by the system) a random suffix stands for the port.
@@ -136,7 +141,7 @@ func guardedServer(webSocket: WebSocketController, configuration: HeraldConfigur
 
 /// The HTTP router, and the controller that decides WebSocket upgrades (it sees only requests that ask for one).
 func buildRouters(
-    store: any HeraldStore, pipeline: SendPipeline, worker: DeliveryWorker, hub: WebSocketHub, link: ClusterLink? = nil,
+    store: any HeraldStore, pipeline: SendPipeline, worker: DeliveryEngine, hub: WebSocketHub, link: ClusterLink? = nil,
     clock: any WallClock, bodyLimit: Int, registration: RegistrationSettings, addresses: ClientAddressResolver,
     metrics: ServerMetrics, adminToken: String?, webSocketSession: WebSocketSession.Configuration, logger: Logger
 ) -> (http: Router<HeraldRequestContext>, webSocket: WebSocketController) {

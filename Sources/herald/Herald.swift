@@ -1,5 +1,7 @@
 import ArgumentParser
 import HeraldCore
+import HeraldProviderKit
+import HeraldServer
 
 /// The `herald` command.
 @main
@@ -8,6 +10,8 @@ struct Herald: AsyncParsableCommand {
         commandName: "herald",
         abstract: "A self-hosted push-notification gateway for APNs and FCM.",
         version: HeraldVersion.current,
-        subcommands: [Serve.self, Register.self, Send.self, Listen.self, APNs.self, FCM.self, Limits.self, Token.self]
+        // `herald apns …`, `herald fcm …`: one command per provider of the composition root's catalog.
+        subcommands: [Serve.self, Register.self, Send.self, Listen.self] + providerCatalog.map { $0.module.command }
+            + [Limits.self, Token.self]
     )
 }

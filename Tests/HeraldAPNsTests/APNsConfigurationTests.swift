@@ -1,5 +1,6 @@
 import Foundation
 import HeraldAPNs
+import HeraldProviderKit
 import HeraldTesting
 import Testing
 import _CryptoExtras

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldProviderKit
 import HeraldTesting
 import NIOCore
 import NIOHPACK
@@ -113,10 +114,10 @@ struct APNsConnectionTests {
     @Test func providersTrustingTheSameCAsShareOneTLSContext() throws {
         let first = try NIOSSLCertificate.fromPEMBytes(Array(TestCertificates.make().caCertificatePEM.utf8))
         let second = try NIOSSLCertificate.fromPEMBytes(Array(TestCertificates.make().caCertificatePEM.utf8))
-        let context = try APNsTLSContexts.context(trusting: first)
-        #expect(try APNsTLSContexts.context(trusting: first) === context)
-        #expect(try APNsTLSContexts.context(trusting: second) !== context)
-        #expect(try APNsTLSContexts.context(trusting: []) !== context)
+        let context = try ProviderTLS.sharedContext(trusting: first, applicationProtocols: ["h2"])
+        #expect(try ProviderTLS.sharedContext(trusting: first, applicationProtocols: ["h2"]) === context)
+        #expect(try ProviderTLS.sharedContext(trusting: second, applicationProtocols: ["h2"]) !== context)
+        #expect(try ProviderTLS.sharedContext(trusting: [], applicationProtocols: ["h2"]) !== context)
     }
 
     @Test func serverWithoutHTTP2IsARetryNamingTheProtocol() async throws {

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldProviderKit
 import NIOHTTP2
 import Testing
 

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HeraldCore
 import HeraldFCM
+import HeraldProviderKit
 import HeraldTesting
 import Testing
 
@@ -166,7 +167,7 @@ struct FCMProviderTests {
     @Test func aStalledRequestTimesOutAsARetry() async throws {
         // Every request has 2 s, the token exchange and a new connection's TLS handshake too. When the run starts,
         // every test starts at once on two cores, and those can take longer: the sends around the stalled one are
-        // tried again (as the delivery worker would), only the stalled one must be a retry for its deadline.
+        // tried again (as the delivery engine would), only the stalled one must be a retry for its deadline.
         let fixture = try await Fixture.start(timeout: .seconds(2))
         #expect(await eventually(attempts: 10) { await fixture.send().isDelivered })
         fixture.double.stallNext()

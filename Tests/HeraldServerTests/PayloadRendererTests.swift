@@ -108,7 +108,7 @@ struct PayloadRendererTests {
         struct PlainTextRenderer: PayloadRenderer {
             let name = "plain"
             let sizeLimit = 64
-            func render(_ content: NotificationContent, priority: Int, collapseID: String?) -> RenderedPayload {
+            func renderContent(_ content: NotificationContent, priority: Int, collapseID: String?) -> RenderedPayload {
                 RenderedPayload(
                     payload: ["text": .string([content.title, content.body].compactMap(\.self).joined(separator: ": "))],
                     bodyPath: ["text"], priority: priority)

@@ -63,14 +63,20 @@ struct StoreContractTests {
         let device = Fixtures.device().device
         try await store.insertDevice(device)
         let quota = QuotaRequest(day: today, maximum: 2)
-        #expect(try await store.accept(Fixtures.notification(for: device), quota: quota) == .accepted(.init(attempts: 1, successful: 1, total: 1), usedUpQuota: false))
-        #expect(try await store.accept(Fixtures.notification(for: device), quota: quota) == .accepted(.init(attempts: 2, successful: 2, total: 2), usedUpQuota: true))
+        #expect(
+            try await store.accept(Fixtures.notification(for: device), quota: quota)
+                == .accepted(.init(attempts: 1, successful: 1, total: 1), usedUpQuota: false))
+        #expect(
+            try await store.accept(Fixtures.notification(for: device), quota: quota)
+                == .accepted(.init(attempts: 2, successful: 2, total: 2), usedUpQuota: true))
         let refused = Fixtures.notification(for: device)
         #expect(try await store.accept(refused, quota: quota) == .quotaExceeded(.init(attempts: 3, successful: 2, total: 2)))
         #expect(try await store.notification(id: refused.id) == nil)
 
         let exempt = Fixtures.notification(for: device)
-        #expect(try await store.accept(exempt, quota: QuotaRequest(day: today, maximum: nil)) == .accepted(.init(attempts: 4, successful: 2, total: 2), usedUpQuota: false))
+        #expect(
+            try await store.accept(exempt, quota: QuotaRequest(day: today, maximum: nil))
+                == .accepted(.init(attempts: 4, successful: 2, total: 2), usedUpQuota: false))
         #expect(try await store.notification(id: exempt.id) == exempt)
         #expect(try await store.quotaCounters(deviceID: device.id, day: "2000-01-01") == QuotaCounters())
         try await store.close()
@@ -87,7 +93,9 @@ struct StoreContractTests {
         #expect(try await store.accept(first, quota: quota, lease: lease) == .accepted(.init(attempts: 1, successful: 1, total: 1), usedUpQuota: true))
         first.status = .failed
         _ = try await store.commit(WriteBatch(outcomes: [DeliveryOutcome(notification: first, releasesQuota: true)], owner: "a"))
-        #expect(try await store.accept(Fixtures.notification(for: device), quota: quota) == .accepted(.init(attempts: 2, successful: 1, errors: 1, total: 2), usedUpQuota: false))
+        #expect(
+            try await store.accept(Fixtures.notification(for: device), quota: quota)
+                == .accepted(.init(attempts: 2, successful: 1, errors: 1, total: 2), usedUpQuota: false))
         try await store.close()
     }
 

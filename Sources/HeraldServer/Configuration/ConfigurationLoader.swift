@@ -1,6 +1,7 @@
 import Foundation
 import HeraldAPNs
 import HeraldFCM
+import HeraldProviderKit
 import Logging
 import Yams
 

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldFCM
+import HeraldProviderKit
 
 /// Maps a Home Assistant notify call to the FCM message the Home Assistant Android app expects from its official
 /// relay (`android.js`): a data-only message whose `data` holds `message`, `title`, the listed
@@ -101,8 +102,9 @@ enum HomeAssistantAndroidPayload {
         default: throw APIError.invalidField("data.ttl", "data.ttl must be a number of milliseconds.")
         }
         let seconds = milliseconds / 1_000
-        guard seconds >= 0, seconds <= Double(FCMMessageRules.maximumTTL) else {
-            throw APIError.invalidField("data.ttl", "data.ttl must be from 0 to \(FCMMessageRules.maximumTTL * 1_000) milliseconds (four weeks).")
+        let maximumTTL = FCMModule.description.limits.maximumTimeToLive ?? 0  // FCM publishes four weeks
+        guard seconds >= 0, seconds <= Double(maximumTTL) else {
+            throw APIError.invalidField("data.ttl", "data.ttl must be from 0 to \(maximumTTL * 1_000) milliseconds (four weeks).")
         }
         let whole = seconds.rounded(.down)
         return whole == seconds ? "\(Int(whole))s" : String(format: "%.3fs", seconds)

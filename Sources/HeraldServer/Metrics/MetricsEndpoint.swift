@@ -14,7 +14,7 @@ import ServiceLifecycle
 ///
 /// ```swift
 /// let metrics = HeraldMetrics(enabled: configuration.metrics)
-/// let worker = DeliveryWorker(..., metrics: DeliveryMetrics(factory: metrics.factory), logger: logger)
+/// let worker = DeliveryEngine(..., metrics: DeliveryMetrics(factory: metrics.factory), logger: logger)
 /// ```
 struct HeraldMetrics: Sendable {
     /// The registry; `nil` when metrics are off.
@@ -44,7 +44,7 @@ struct MetricsEndpoint: Sendable {
     let registry: PrometheusCollectorRegistry
     let metrics: ServerMetrics
     let store: any HeraldStore
-    let worker: DeliveryWorker
+    let worker: DeliveryEngine
     let hub: WebSocketHub
     let clock: any WallClock
 

@@ -8,7 +8,8 @@ import Logging
 /// instead of one per line (the access log writes a line per request); the line of an idle server goes out at once.
 /// Lines stay whole and in the order they were logged.
 ///
-/// - A crash loses at most the lines of the last ``gatherMicroseconds``; `herald serve` calls ``flush()`` before it exits.
+/// - A crash loses at most the lines of the last ``gatherMicroseconds``; `herald serve` calls ``flush(waitingAtMost:)``
+///   before it exits, which waits 5 s at most for a reader that does not read.
 /// - If the reader falls behind (a full pipe), the buffer grows to ``maximumBuffered`` bytes and then log calls wait,
 ///   as a direct write would.
 ///
@@ -59,10 +60,12 @@ public final class LogLineWriter: @unchecked Sendable {
         if wakeWriter { condition.broadcast() }
     }
 
-    /// Returns once every line queued before this call is written.
-    public func flush() {
+    /// Returns once every line queued before this call is written, or after `seconds` when the reader does not take
+    /// them (a full pipe nobody reads): an exit must not wait for its log forever.
+    public func flush(waitingAtMost seconds: Double = 5) {
+        let deadline = Date(timeIntervalSinceNow: seconds)
         condition.lock()
-        while !pending.isEmpty || isWriting { condition.wait() }
+        while !pending.isEmpty || isWriting, condition.wait(until: deadline) {}
         condition.unlock()
     }
 

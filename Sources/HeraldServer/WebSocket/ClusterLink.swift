@@ -6,20 +6,20 @@ import Synchronization
 
 /// The WebSocket channel across instances on one database (``Cluster``): this instance says which devices have a
 /// client here, takes the notifications other instances hand it for them, and honours confirmations that reached
-/// another instance. It also has the delivery worker read the outbox at once when another instance stopped and gave
+/// another instance. It also has the delivery engine read the outbox at once when another instance stopped and gave
 /// its leases back.
 ///
 /// A notification accepted by instance A for a device whose client is connected to instance B is handed to B (the
-/// delivery worker does that); B delivers it on the socket and waits for the confirmation, and falls back to the
+/// delivery engine does that); B delivers it on the socket and waits for the confirmation, and falls back to the
 /// device's provider itself if none comes: B holds the notification's lease all along, so the fallback happens once.
 final class ClusterLink: Service, Sendable {
     private let cluster: any Cluster
     private let hub: WebSocketHub
-    private let worker: DeliveryWorker
+    private let worker: DeliveryEngine
     private let logger: Logger
     private let isLeaving = Atomic(false)
 
-    init(cluster: any Cluster, hub: WebSocketHub, worker: DeliveryWorker, logger: Logger) {
+    init(cluster: any Cluster, hub: WebSocketHub, worker: DeliveryEngine, logger: Logger) {
         self.cluster = cluster
         self.hub = hub
         self.worker = worker

@@ -11,7 +11,7 @@ import NIOWebSocket
 /// `GET /api/push/websocket`: Herald's local push channel (protocol in docs/websocket.md).
 ///
 /// A client subscribes with its owner credentials, receives each notification of its device as an `event`, and
-/// confirms it; the delivery worker counts a confirmed notification as delivered and never sends it to APNs.
+/// confirms it; the delivery engine counts a confirmed notification as delivered and never sends it to APNs.
 /// A subscription with credentials that do not authenticate counts as a failed credential check of the client.
 ///
 /// The upgrade is decided by ``HTTPWithWebSocketChannel`` (not by a route), and each upgraded socket runs as a
@@ -24,7 +24,7 @@ struct WebSocketController: Sendable {
     let hub: WebSocketHub
     let directory: DeviceDirectory
     let credentials: CredentialGuard
-    let worker: DeliveryWorker
+    let worker: DeliveryEngine
     /// The other instances on the database, when there are (PostgreSQL).
     let link: ClusterLink?
     let sessionConfiguration: WebSocketSession.Configuration

@@ -8,7 +8,7 @@ import ServiceLifecycle
 import Synchronization
 
 /// The WebSocket channel's switchboard: which clients of which device are subscribed and the confirmations the
-/// delivery worker waits for. It is the worker's ``LocalChannel``.
+/// delivery engine waits for. It is the engine's ``LocalChannel``.
 public final class WebSocketHub: LocalChannel, Service {
     /// Events a subscriber's socket has not written yet; past this, new events are not queued for it (a slow client
     /// can't make Herald's memory grow) and the notification falls back to the cloud provider or stays pending.

@@ -133,7 +133,7 @@ public final class PostgresStore: HeraldStore {
 
     /// One call into the database. It runs apart from the calling task's cancellation, as every call into the SQLite
     /// store runs: a call that was made completes, or fails for the database's reasons. (PostgresNIO stops waiting for a
-    /// connection when its caller is cancelled: a delivery worker cancelled at shutdown could not give its leases back.)
+    /// connection when its caller is cancelled: a delivery engine cancelled at shutdown could not give its leases back.)
     /// Its errors say what the server said (``PostgresStoreError``). With ``callTimeout``, a call that has not
     /// finished by then (no connection came free, the database does not answer) is cancelled (PostgresNIO stops
     /// waiting for a connection) and throws ``StoreDeadlineExceeded``: during an outage requests are answered instead

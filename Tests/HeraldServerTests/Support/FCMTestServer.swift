@@ -29,7 +29,7 @@ struct FCMTestServer {
         try await fcm.shutdown()
     }
 
-    /// The message the double accepted for a token, waiting for the delivery worker; `nil` when none arrives.
+    /// The message the double accepted for a token, waiting for the delivery engine; `nil` when none arrives.
     func acceptedMessage(to token: String, number: Int = 1) async -> FCMDouble.AcceptedMessage? {
         var found: FCMDouble.AcceptedMessage?
         _ = await eventually {

@@ -61,10 +61,11 @@ final class HeraldCluster: Sendable {
     /// `http://127.0.0.1:PORT` of instance `index`.
     func base(_ index: Int) -> String { "http://127.0.0.1:\(ports[index])" }
 
-    /// Stops every instance still running (SIGTERM) and the double.
-    func stop() async throws {
+    /// Stops every instance still running (SIGTERM) and the double. An instance that does not stop fails the test
+    /// with the end of its log (``HeraldProcess/waitForExit(within:sourceLocation:)``), rather than hanging it.
+    func stop(sourceLocation: SourceLocation = #_sourceLocation) async throws {
         for instance in instances { instance.kill(SIGTERM) }
-        for instance in instances { _ = await instance.waitForExit() }
+        for instance in instances { _ = await instance.waitForExit(sourceLocation: sourceLocation) }
         try await apns.shutdown()
     }
 

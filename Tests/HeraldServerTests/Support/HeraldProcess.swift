@@ -2,12 +2,17 @@ import Foundation
 import Subprocess
 import SystemPackage
 import Synchronization
+import Testing
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// A real `herald` child process (the binary built beside the tests), its output captured.
+///
+/// The child's standard output and error are read until they end, whatever the test is doing meanwhile, so a child
+/// never blocks on a full pipe; every wait for its exit has a deadline, past which the test fails with the end of
+/// the child's log and the child is killed (``waitForExit(within:sourceLocation:)``).
 ///
 /// Started with swift-subprocess, not Foundation's `Process`: on Linux, `Process.run()` reads `/proc/self/fd` with a
 /// 256-byte over-read that crashes the test process once it holds about 1,400 descriptors, which a parallel test run
@@ -121,12 +126,47 @@ final class HeraldProcess: Sendable {
         return false
     }
 
+    /// Sends `signal`, unless the child has been waited for (its process ID may belong to another process by then).
     func kill(_ signal: Int32) {
-        if identifier > 0 { _ = Glibc.kill(identifier, signal) }
+        if identifier > 0, !output.ended { _ = Glibc.kill(identifier, signal) }
     }
 
     /// The exit status once the process has ended and its output is read (128 + N after signal N).
-    func waitForExit() async -> Int32 { await runner.value }
+    ///
+    /// Past `deadline` the test fails with the end of the child's log, the child is killed (SIGKILL) and its status is
+    /// returned once it is reaped (137), or -1 if even that does not come within 10 s: a test never hangs on a child.
+    func waitForExit(
+        within deadline: Duration = .seconds(120), sourceLocation: SourceLocation = #_sourceLocation
+    ) async -> Int32 {
+        if let status = await exitStatus(within: deadline) { return status }
+        Issue.record(
+            """
+            The child process \(processID) (\(kernelState)) did not exit within \(deadline), or its output did not end; \
+            killed. The end of its log:
+            \(log.suffix(8_000))
+            """,
+            sourceLocation: sourceLocation)
+        kill(SIGKILL)
+        return await exitStatus(within: .seconds(10)) ?? -1
+    }
+
+    /// The `State:` line of `/proc/PID/status`: `Z (zombie)` when the child has ended but something else still holds
+    /// its output pipe open, `S (sleeping)` when it is alive and waiting.
+    private var kernelState: String {
+        let status = (try? String(contentsOfFile: "/proc/\(processID)/status", encoding: .utf8)) ?? ""
+        return status.split(separator: "\n").first { $0.hasPrefix("State:") }.map(String.init) ?? "State: gone"
+    }
+
+    /// The exit status if the process ends (and its output is read) within `deadline`. Polled: awaiting
+    /// `runner.value` cannot be cancelled, so a task group racing it against a timer would wait for it all the same.
+    private func exitStatus(within deadline: Duration) async -> Int32? {
+        let end = ContinuousClock.now + deadline
+        while !output.ended {
+            guard ContinuousClock.now < end else { return nil }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return await runner.value
+    }
 
     struct ProcessError: Error, CustomStringConvertible {
         var log: String
