@@ -39,8 +39,8 @@ struct WebPushInteroperabilityTests {
         let result = try await Subprocess.run(
             .path(FilePath(python)), arguments: [script], input: .string(String(decoding: try request.encoded(), as: UTF8.self)),
             output: .string(limit: 1 << 20), error: .string(limit: 1 << 20))
-        #expect(result.terminationStatus.isSuccess, "\(result.standardError ?? "")")
-        let answer = try #require(JSONValue.decode(Data((result.standardOutput ?? "").utf8)).objectValue)
+        #expect(result.terminationStatus.isSuccess, "\(result.standardError)")
+        let answer = try #require(JSONValue.decode(Data(result.standardOutput.utf8)).objectValue)
         #expect(answer["plaintext"] == .string(Base64URL.encode(plaintext.prefix(WebPushEncryption.maximumPlaintextSize))))
         #expect(answer["vapid_valid"] == true)
         #expect(answer["claims"]?.objectValue?["aud"] == "https://updates.push.services.mozilla.com")

@@ -1,0 +1,36 @@
+import Foundation
+import HeraldCore
+
+/// Renders a notification's content as the JSON document a browser's service worker receives (docs/payloads.md):
+///
+/// ```json
+/// {"title": "…", "body": "…", "image": "https://…", "url": "https://…", "tag": "<collapse id>", "level": "active",
+///  "silent": false, "actions": [{"id": "…", "title": "…", "url": "…"}], "data": {…the dialect's own keys…}}
+/// ```
+///
+/// The service worker shows it with `showNotification(title, {body, image, tag, actions, data})`; a later notification
+/// with the same `tag` replaces the earlier one, a tap opens `url`, and the worker decides how many actions the
+/// platform shows. Every member but `title` and `body` is left out when the content does not say it. The provider adds
+/// the notification's `id` at send time.
+public struct WebPushRenderer: PayloadRenderer {
+    /// One encrypted record holds 3,993 bytes of plaintext (``WebPushEncryption/maximumPlaintextSize``); 64 of them
+    /// are kept for the `"id"` the provider adds.
+    public static let limit = WebPushEncryption.maximumPlaintextSize - 64
+
+    public let name = "webpush"
+    public let sizeLimit = Self.limit
+
+    public init() {}
+
+    public func renderContent(_ content: NotificationContent, priority: Int, collapseID: String?) -> RenderedPayload {
+        var payload: JSONObject = ["title": .string(content.title ?? ""), "body": .string(content.body ?? "")]
+        payload["image"] = content.imageURL.map(JSONValue.string)
+        payload["url"] = content.tapURL.map(JSONValue.string)
+        payload["tag"] = collapseID.map(JSONValue.string)
+        payload["level"] = content.level.map { .string($0.rawValue) }
+        if content.sound == nil { payload["silent"] = true }
+        if !content.actions.isEmpty { payload["actions"] = .array(content.actions.map(JSONValue.object)) }
+        if !content.data.isEmpty { payload["data"] = .object(content.data) }
+        return RenderedPayload(payload: payload, bodyPath: ["body"], priority: priority)
+    }
+}
