@@ -1,6 +1,7 @@
 import Foundation
 import HeraldAPNs
 import HeraldFCM
+import HeraldTransport
 import Logging
 import Yams
 
