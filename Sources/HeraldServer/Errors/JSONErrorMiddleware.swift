@@ -5,20 +5,26 @@ import Logging
 
 /// Turns every failure into a JSON answer in the shape its dialect chose (``ErrorShape``). `APIError`s render as they
 /// are; Hummingbird's own errors (unknown route, wrong method, body too large) and anything unexpected become
-/// `APIError`s first. What the answer does not say (a store's error, an unexpected error's type) is logged here, once.
-/// Nothing leaves the server as an empty or HTML body.
+/// `APIError`s first. What the answer does not say (a store's error, an unexpected error's type) is logged here, once,
+/// at most one line per code every 10 s (``ErrorCauseLog``). Nothing leaves the server as an empty or HTML body.
 struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    let causes = ErrorCauseLog()
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch {
-            var apiError = Self.apiError(for: error, logger: context.logger)
+            var apiError = APIError(converting: error)
+            causes.log(apiError, to: context.logger)
+            // An error that is not an APIError yet was raised outside any route's group (an unknown path, Hummingbird's
+            // own): only its path tells its dialect.
             if !(error is APIError) { apiError.shape = ErrorShape(unroutedPath: request.uri.path) }
             return apiError.shape.response(to: apiError)
         }
     }
 
-    /// `error` as the APIError it is answered with, its cause logged to `logger`.
+    /// `error` as the APIError it is answered with, its cause logged to `logger` (the dashboard's pages, which render
+    /// errors themselves).
     static func apiError(for error: any Error, logger: Logger) -> APIError {
         let apiError = APIError(converting: error)
         apiError.logCause(to: logger)
