@@ -12,11 +12,12 @@ import Hummingbird
 public struct ErrorShape: Sendable, Equatable {
     /// A name for the shape, its identity.
     public let name: String
-    /// The path prefix (no trailing slash) whose requests no route took (an unknown path, a method the path does not
-    /// take) are answered in this shape: a request without a route has only its path to tell its dialect by.
+    /// The path prefix whose requests no route took (an unknown path, a method the path does not take) are answered in
+    /// this shape: a request without a route has only its path to tell its dialect by. A plain string prefix, as before
+    /// the shapes were chosen by the dialects (`/api/push/homeassistantx` included).
     let unroutedPathPrefix: String?
     /// The body of an answer to `error`.
-    private let body: @Sendable (APIError) -> JSONObject
+    let body: @Sendable (APIError) -> JSONObject
 
     init(name: String, unroutedPathPrefix: String? = nil, body: @escaping @Sendable (APIError) -> JSONObject) {
         self.name = name
@@ -36,7 +37,7 @@ public struct ErrorShape: Sendable, Equatable {
     init(unroutedPath path: String) {
         self =
             Self.dialects.first { shape in
-                shape.unroutedPathPrefix.map { path == $0 || path.hasPrefix($0 + "/") } ?? false
+                shape.unroutedPathPrefix.map { path.hasPrefix($0) } ?? false
             } ?? .standard
     }
 
