@@ -122,11 +122,25 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Transport: the connection guard (its state machine a value of its own), the WebSocket session, the log line
+        // writer. NIO and HummingbirdCore only: no routes, no domain.
+        .target(
+            name: "HeraldTransport",
+            dependencies: [
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),  // WebSocketMessage
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // HTTP API: Hummingbird routes, one folder per API dialect, configuration, the composition root.
         .target(
             name: "HeraldServer",
             dependencies: [
-                "HeraldCore", "HeraldProviderKit", "HeraldAPNs", "HeraldFCM", "HeraldStore",
+                "HeraldCore", "HeraldProviderKit", "HeraldAPNs", "HeraldFCM", "HeraldStore", "HeraldTransport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -172,7 +186,7 @@ let package = Package(
         .executableTarget(
             name: "herald",
             dependencies: [
-                "HeraldCore", "HeraldProviderKit", "HeraldServer", "HeraldStore",
+                "HeraldCore", "HeraldProviderKit", "HeraldServer", "HeraldStore", "HeraldTransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
@@ -220,6 +234,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The domain services (registration, API tokens, daily limits) over an in-memory store: no server, no socket.
+        .testTarget(
+            name: "HeraldAccountsTests",
+            dependencies: ["HeraldCore", "HeraldStore", "HeraldTesting", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "HeraldAPNsTests",
             dependencies: [
@@ -267,10 +286,15 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),  // a schema per test
             ],
             swiftSettings: swiftSettings),
+        // The connection guard's state machine, the connection accounting and the log writer: no server, no socket.
+        .testTarget(
+            name: "HeraldTransportTests",
+            dependencies: ["HeraldTransport", .product(name: "NIOCore", package: "swift-nio")],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "HeraldServerTests",
             dependencies: [
-                "HeraldServer", "HeraldTesting",
+                "HeraldServer", "HeraldTesting", "HeraldTransport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),  // a channel whose writes never finish (WebSocketHubTests)

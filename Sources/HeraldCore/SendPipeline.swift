@@ -20,6 +20,8 @@ public enum SendError: Error, Sendable, Equatable {
     case deadTokenDetected(notificationID: PushNotification.ID, reason: String)
     /// The store failed.
     case storeUnavailable(String)
+    /// The payload could not be written as JSON (a value JSON has no form for): Herald's fault, not the store's.
+    case payloadNotEncodable(String)
 }
 
 /// What the sender is told after a notification was accepted.
@@ -108,7 +110,7 @@ public struct SendPipeline: Sendable {
         } catch let error as PayloadFitter.TooLarge {
             throw .payloadTooLarge(minimumBytes: error.minimumBytes, limit: error.limit)
         } catch {
-            throw .storeUnavailable("payload could not be encoded: \(error)")
+            throw .payloadNotEncodable("\(error)")
         }
 
         let now = clock.now()

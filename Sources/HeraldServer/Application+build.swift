@@ -4,6 +4,7 @@ import HeraldFCM
 import HeraldCore
 import HeraldProviderKit
 import HeraldStore
+import HeraldTransport
 import Hummingbird
 import HummingbirdCore
 import Logging
@@ -135,7 +136,8 @@ func guardedServer(webSocket: WebSocketController, configuration: HeraldConfigur
     return HTTPServerBuilder { responder in
         GuardedServerChannel(
             base: HTTPWithWebSocketChannel(responder: responder, webSocket: webSocket),
-            limits: configuration.connectionLimits, connections: connections)
+            limits: configuration.connectionLimits, connections: connections, refusals: .herald,
+            isWebSocketHandshake: { HTTPWithWebSocketChannel.isHandshake($0) })
     }
 }
 
@@ -143,7 +145,7 @@ func guardedServer(webSocket: WebSocketController, configuration: HeraldConfigur
 func buildRouters(
     store: any HeraldStore, pipeline: SendPipeline, worker: DeliveryEngine, hub: WebSocketHub, link: ClusterLink? = nil,
     clock: any WallClock, bodyLimit: Int, registration: RegistrationSettings, addresses: ClientAddressResolver,
-    metrics: ServerMetrics, adminToken: String?, webSocketSession: WebSocketSession.Configuration, logger: Logger
+    metrics: ServerMetrics, adminToken: String?, webSocketSession: WebSocketSessionConfiguration, logger: Logger
 ) -> (http: Router<HeraldRequestContext>, webSocket: WebSocketController) {
     let router = Router(context: HeraldRequestContext.self, options: .autoGenerateHeadEndpoints)
     router.add(middleware: JSONErrorMiddleware())
@@ -173,11 +175,12 @@ func buildRouters(
     let directory = DeviceDirectory(store: store)
     let credentials = CredentialGuard(limiter: AuthFailureLimiter(clock: clock), addresses: addresses)
     let api = router.group("api/push")
+    let registrar = DeviceRegistrar(
+        store: store, clock: clock, limiter: RegistrationLimiter(perMinute: registration.perMinute, clock: clock),
+        maximumDevices: registration.maximumDevices, registrationTokenHash: registration.tokenHash)
     RegistrationController(
-        store: store, directory: directory, credentials: credentials,
-        registrations: RegistrationLimiter(perMinute: registration.perMinute, clock: clock),
-        maximumDevices: registration.maximumDevices, registrationTokenHash: registration.tokenHash, clock: clock,
-        bodyLimit: bodyLimit, onDeviceChanged: { id in await worker.deliverPending(of: id) }
+        registrar: registrar, directory: directory, credentials: credentials, bodyLimit: bodyLimit,
+        onDeviceChanged: { id in await worker.deliverPending(of: id) }
     ).addRoutes(to: api)
     NotifyController(pipeline: pipeline, directory: directory, credentials: credentials, clock: clock, bodyLimit: bodyLimit)
         .addRoutes(to: api)

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldServer
+import HeraldTransport
 import Logging
 
 /// `HERALD_LOG_FORMAT=json`: one JSON object per line on standard output, for log collectors.

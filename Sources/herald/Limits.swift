@@ -26,14 +26,33 @@ struct Limits: AsyncParsableCommand {
     }
 }
 
-private func changeLimit(_ limit: Int?, userID: String, config: String?) async throws {
+private func changeLimit(_ limit: Int?, userID text: String, config: String?) async throws {
     let configuration = try loadConfiguration(file: config)
+    guard let userID = UserID(text) else { throw LimitsCommandFailure("herald: USER_ID must be 64 hexadecimal characters") }
+    let store: any HeraldStore
     do {
-        let store = try await StoreFactory.open(configuration.databaseURL)
-        let line = try await DailyLimits.set(limit, forUserID: userID, in: store)
-        try await store.close()
-        print(line)
+        store = try await StoreFactory.open(configuration.databaseURL)
     } catch {
         throw StartupFailure(error)
     }
+    let outcome: Result<Void, DailyLimitError>
+    do throws(DailyLimitError) {
+        try await DailyLimits.set(limit, for: userID, in: store)
+        outcome = .success(())
+    } catch {
+        outcome = .failure(error)
+    }
+    try? await store.close()
+    do {
+        try outcome.get()
+    } catch {
+        throw LimitsCommandFailure("herald: \(error)")
+    }
+    print(limit.map { "Daily limit of this USER_ID set to \($0)." } ?? "Daily limit of this USER_ID reset to the default.")
+}
+
+/// A refusal printed as one line, exit status 1.
+private struct LimitsCommandFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
 }

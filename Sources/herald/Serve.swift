@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HeraldServer
+import HeraldTransport
 import Hummingbird
 import Logging
 

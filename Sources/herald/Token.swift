@@ -86,7 +86,7 @@ private func withTokens(
     _ options: Token.DeviceOptions, _ body: (APITokenManager, Device) async throws -> Void
 ) async throws {
     let configuration = try loadConfiguration(file: options.config)
-    guard UserIDRule.accepts(options.userID) else {
+    guard let userID = UserID(options.userID) else {
         throw TokenCommandFailure("herald: --user-id must be the device's USER_ID: 64 hexadecimal characters.")
     }
     let store: any HeraldStore
@@ -97,13 +97,13 @@ private func withTokens(
     }
     let outcome: Result<Void, any Error>
     do {
-        guard let device = try await store.device(userIDHash: Secrets.hash(options.userID.lowercased())) else {
+        guard let device = try await store.device(userID: userID) else {
             throw TokenCommandFailure("herald: no device is registered under this USER_ID in \(StoreFactory.displayed(configuration.databaseURL)).")
         }
         try await body(APITokenManager(store: store), device)
         outcome = .success(())
-    } catch let error as APIError {
-        outcome = .failure(TokenCommandFailure("herald: \(error.message)"))
+    } catch let error as APITokenError {
+        outcome = .failure(TokenCommandFailure("herald: \(error)"))
     } catch {
         outcome = .failure(error)
     }

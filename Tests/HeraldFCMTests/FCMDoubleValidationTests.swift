@@ -12,7 +12,7 @@ struct FCMDoubleValidationTests {
     static let project = "herald-test"
 
     /// Starts a double with the suite's key and a client on one connection.
-    private func run(
+    func run(
         accessTokenLifetime: TimeInterval = 3_600, httpVersion: HTTPClient.Configuration.HTTPVersion = .automatic,
         _ body: (FCMDouble, FCMClient, TestClock) async throws -> Void
     ) async throws {
@@ -30,7 +30,7 @@ struct FCMDoubleValidationTests {
     }
 
     /// A message to `token` with a little of everything.
-    private func message(to token: String = registrationToken()) -> JSONObject {
+    func message(to token: String = registrationToken()) -> JSONObject {
         [
             "token": .string(token), "data": ["kind": "doorbell", "camera": "front"],
             "notification": ["title": "Someone at the door", "body": "Front camera"],
@@ -39,17 +39,17 @@ struct FCMDoubleValidationTests {
     }
 
     /// FCM's error body with these parts.
-    private func errorBody(_ code: Int, _ status: String, _ message: String, details: [JSONValue]) -> JSONObject {
+    func errorBody(_ code: Int, _ status: String, _ message: String, details: [JSONValue]) -> JSONObject {
         var error: JSONObject = ["code": .int(code), "status": .string(status), "message": .string(message)]
         if !details.isEmpty { error["details"] = .array(details) }
         return ["error": .object(error)]
     }
 
-    private func fcmError(_ code: String) -> JSONValue {
+    func fcmError(_ code: String) -> JSONValue {
         ["@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": .string(code)]
     }
 
-    private func badRequest(_ field: String?, _ description: String) -> JSONValue {
+    func badRequest(_ field: String?, _ description: String) -> JSONValue {
         var violation: JSONObject = ["description": .string(description)]
         if let field { violation["field"] = .string(field) }
         return ["@type": "type.googleapis.com/google.rpc.BadRequest", "fieldViolations": [.object(violation)]]
@@ -205,79 +205,6 @@ struct FCMDoubleValidationTests {
         }
     }
 
-    // MARK: Access tokens
-
-    @Test func accessTokenExpiresByTheDoublesClock() async throws {
-        try await run(accessTokenLifetime: 600) { double, client, clock in
-            let assertion = try double.serviceAccount.assertion(tokenURI: double.tokenURI, issuedAt: clock.now())
-            let granted = try await client.exchange(assertion)
-            #expect(granted.json?["expires_in"] == 600)
-            let accessToken = try #require(granted.json?["access_token"]?.stringValue)
-            clock.advance(by: 599)
-            #expect(try await client.send(message(), accessToken: accessToken).status == 200)
-            clock.advance(by: 1)
-            let expired = try await client.send(message(), accessToken: accessToken)
-            #expect(expired.status == 401)
-            #expect(expired.canonicalStatus == "UNAUTHENTICATED")
-            #expect(expired.errorCode == nil)
-            let reason = expired.error?["details"].flatMap { details -> JSONValue? in
-                if case .array(let items) = details { return items.first?.objectValue?["reason"] }
-                return nil
-            }
-            #expect(reason == "ACCESS_TOKEN_EXPIRED")
-            #expect(expired.headers["www-authenticate"].first?.contains(#"error="invalid_token""#) == true)
-
-            double.setAccessTokenLifetime(60)
-            let shorter = try await client.exchange(
-                try double.serviceAccount.assertion(tokenURI: double.tokenURI, issuedAt: clock.now()))
-            #expect(shorter.json?["expires_in"] == 60)
-        }
-    }
-
-    @Test func revokedAndMissingCredentialsAreUnauthenticated() async throws {
-        try await run { double, client, _ in
-            let accessToken = try await client.accessToken()
-            #expect(try await client.send(message(), accessToken: accessToken).status == 200)
-            double.revokeAccessTokens()
-            let revoked = try await client.send(message(), accessToken: accessToken)
-            #expect(
-                revoked.json
-                    == errorBody(
-                        401, "UNAUTHENTICATED",
-                        "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or "
-                            + "other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.",
-                        details: []))
-            #expect(try await client.send(message(), accessToken: "ya29.made-up").status == 401)
-            let missing = try await client.send(message(), accessToken: nil)
-            #expect(missing.status == 401)
-            #expect(missing.message?.hasPrefix("Request is missing required authentication credential.") == true)
-            // A legacy server key is no OAuth credential.
-            let legacy = try await client.request(
-                path: "/v1/projects/\(Self.project)/messages:send", headers: [("authorization", "key=AAAA-legacy-server-key")],
-                body: try JSONValue.object(["message": .object(message())]).encoded())
-            #expect(legacy.status == 401)
-            #expect(legacy.message?.hasPrefix("Request had invalid authentication credentials.") == true)
-            // A token issued after the revocation works.
-            #expect(try await client.send(message(), accessToken: try await client.accessToken()).status == 200)
-            #expect(double.acceptedMessages.count == 2)
-            #expect(double.requests.compactMap(\.error).allSatisfy { $0.errorCode == nil })
-        }
-    }
-
-    @Test func tokenWithoutAnFCMScopeCannotSend() async throws {
-        try await run { double, client, _ in
-            let readOnly = try await client.accessToken(scope: "https://www.googleapis.com/auth/userinfo.email")
-            let refused = try await client.send(message(), accessToken: readOnly)
-            #expect(refused.status == 403)
-            #expect(refused.canonicalStatus == "PERMISSION_DENIED")
-            #expect(refused.message == "Request had insufficient authentication scopes.")
-            let cloud = try await client.accessToken(
-                scope: "https://www.googleapis.com/auth/userinfo.email \(FCMDouble.cloudPlatformScope)")
-            #expect(try await client.send(message(), accessToken: cloud).status == 200)
-            #expect(double.acceptedMessages.count == 1)
-        }
-    }
-
     // MARK: Send endpoint
 
     @Test func wrongProjectAndUnroutedRequests() async throws {
@@ -405,151 +332,6 @@ struct FCMDoubleValidationTests {
             #expect(double.acceptedMessages.map(\.target).last == .token(registrationToken()))
             #expect(double.acceptedMessages.count == accepted.count)
             #expect(double.counters.sendsRefused == cases.count + ttlCases.count + 1)
-        }
-    }
-
-    // MARK: Faults
-
-    @Test func markedTokensAnswerTheirErrors() async throws {
-        try await run { double, client, _ in
-            let accessToken = try await client.accessToken()
-            double.markUnregistered(registrationToken(1))
-            double.markSenderMismatch(registrationToken(2))
-            double.markInvalid(registrationToken(3))
-            let unregistered = try await client.send(message(to: registrationToken(1)), accessToken: accessToken)
-            #expect(unregistered.status == 404)
-            #expect(
-                unregistered.json
-                    == errorBody(404, "NOT_FOUND", "Requested entity was not found.", details: [fcmError("UNREGISTERED")]))
-            let mismatch = try await client.send(message(to: registrationToken(2)), accessToken: accessToken)
-            #expect(mismatch.json == errorBody(403, "PERMISSION_DENIED", "SenderId mismatch", details: [fcmError("SENDER_ID_MISMATCH")]))
-            let invalid = try await client.send(message(to: registrationToken(3)), accessToken: accessToken)
-            #expect(invalid.status == 400)
-            #expect(
-                invalid.json
-                    == errorBody(
-                        400, "INVALID_ARGUMENT", "The registration token is not a valid FCM registration token",
-                        details: [
-                            fcmError("INVALID_ARGUMENT"),
-                            badRequest("message.token", "The registration token is not a valid FCM registration token"),
-                        ]))
-            #expect(double.requests.map(\.errorCode) == ["UNREGISTERED", "SENDER_ID_MISMATCH", "INVALID_ARGUMENT"])
-            double.unmark(registrationToken(1))
-            #expect(try await client.send(message(to: registrationToken(1)), accessToken: accessToken).status == 200)
-            #expect(double.acceptedMessages.map(\.token) == [registrationToken(1)])
-        }
-    }
-
-    @Test func failNextAnswersCanonicalStatusesWithRetryAfter() async throws {
-        try await run { double, client, _ in
-            let accessToken = try await client.accessToken()
-            double.failNext(2, .unavailable, retryAfter: 10)
-            double.failNext(.quotaExceeded, retryAfter: 60)
-            double.failNext(.internal)
-            double.failNext(.thirdPartyAuthError)
-            var answers: [FCMClient.Answer] = []
-            for _ in 0..<6 { answers.append(try await client.send(message(), accessToken: accessToken)) }
-            #expect(answers.map(\.status) == [503, 503, 429, 500, 401, 200])
-            #expect(answers.map(\.canonicalStatus) == ["UNAVAILABLE", "UNAVAILABLE", "RESOURCE_EXHAUSTED", "INTERNAL", "UNAUTHENTICATED", nil])
-            #expect(answers.map(\.errorCode) == ["UNAVAILABLE", "UNAVAILABLE", "QUOTA_EXCEEDED", "INTERNAL", "THIRD_PARTY_AUTH_ERROR", nil])
-            #expect(answers.map { $0.headers["retry-after"] } == [["10"], ["10"], ["60"], [], [], []])
-            #expect(answers[0].message == "The service is currently unavailable.")
-            #expect(answers[2].message?.hasPrefix("Quota exceeded for quota metric") == true)
-            #expect(answers[3].message == "Internal error encountered.")
-            #expect(double.acceptedMessages.count == 1)
-            #expect(
-                FCMErrorCode.allCases.map(\.httpStatus) == [500, 400, 404, 403, 429, 503, 500, 401])
-            // Validation comes first: an invalid message does not use up a fault.
-            double.failNext(.unavailable)
-            #expect(try await client.send(["data": ["a": "b"]], accessToken: accessToken).status == 400)
-            #expect(try await client.send(message(), accessToken: accessToken).status == 503)
-        }
-    }
-
-    @Test func droppedConnectionAndStalledRequestAreNotAnswered() async throws {
-        try await run { double, client, _ in
-            let accessToken = try await client.accessToken()
-            double.dropConnectionOnNextRequest()
-            await #expect(throws: (any Error).self) { _ = try await client.send(message(), accessToken: accessToken) }
-            #expect(double.requests.last?.outcome == .droppedConnection)
-            // The client reconnects once its pool has seen the connection close; then the request is answered.
-            var answer: FCMClient.Answer?
-            for _ in 0..<200 where answer == nil {
-                answer = try? await client.send(message(), accessToken: accessToken)
-                if answer == nil { try await Task.sleep(for: .milliseconds(20)) }
-            }
-            #expect(answer?.status == 200)
-            #expect(double.counters.connections == 2)
-
-            double.stallNext()
-            // The client waits until the double has the request (on a loaded machine that may take a while), then
-            // gives up: it had no answer.
-            let stalledSend = Task { try await client.send(message(), accessToken: accessToken, timeout: .seconds(60)) }
-            #expect(await eventually { double.requests.last?.outcome == .stalled })
-            stalledSend.cancel()
-            await #expect(throws: (any Error).self) { _ = try await stalledSend.value }
-            #expect(double.acceptedMessages.count == 1)
-        }
-    }
-
-    @Test func validateOnlyIsAnsweredButNotDelivered() async throws {
-        try await run { double, client, _ in
-            let accessToken = try await client.accessToken()
-            let answer = try await client.send(message(), accessToken: accessToken, validateOnly: true)
-            #expect(answer.status == 200)
-            #expect(answer.json == ["name": .string("projects/\(Self.project)/messages/fake_message_id")])
-            #expect(double.acceptedMessages.isEmpty)
-            #expect(double.requests.last?.validateOnly == true)
-            #expect(double.requests.last?.status == 200)
-            // It is validated all the same.
-            double.markUnregistered(registrationToken())
-            #expect(try await client.send(message(), accessToken: accessToken, validateOnly: true).status == 404)
-            #expect(double.counters.sendsValidated == 1 && double.counters.sendsAccepted == 0)
-        }
-    }
-
-    // MARK: Transport
-
-    @Test func concurrentSendsShareOneHTTP2Connection() async throws {
-        try await run { double, client, _ in
-            let accessToken = try await client.accessToken()
-            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
-                for seed in 0..<50 {
-                    group.addTask { try await client.send(message(to: registrationToken(seed)), accessToken: accessToken).status }
-                }
-                return try await group.reduce(into: []) { $0.append($1) }
-            }
-            #expect(statuses == Array(repeating: 200, count: 50))
-            #expect(Set(double.acceptedMessages.compactMap(\.token)).count == 50)
-            #expect(Set(double.requests.map(\.connectionID)).count == 1)
-            #expect(double.requests.allSatisfy { $0.streamID % 2 == 1 })
-        }
-    }
-
-    @Test func http1ClientsAreServedToo() async throws {
-        try await run(httpVersion: .http1Only) { double, client, _ in
-            let accessToken = try await client.accessToken()
-            #expect(try await client.send(message(), accessToken: accessToken).status == 200)
-            double.markUnregistered(registrationToken(2))
-            let refused = try await client.send(message(to: registrationToken(2)), accessToken: accessToken)
-            #expect(refused.errorCode == "UNREGISTERED")
-            #expect(double.requests.map(\.streamID) == [2, 3])
-            #expect(double.requests.first?.header(":authority") == "127.0.0.1:\(double.port)")
-            #expect(double.counters.connections == 1)
-        }
-    }
-
-    @Test func responseDelayHoldsEveryAnswer() async throws {
-        try await run { double, client, _ in
-            let accessToken = try await client.accessToken()
-            double.setResponseDelay(.milliseconds(200))
-            let start = ContinuousClock.now
-            #expect(try await client.send(message(), accessToken: accessToken).status == 200)
-            #expect(ContinuousClock.now - start >= .milliseconds(200))
-            double.setResponseDelay(nil)
-            double.resetLog()
-            #expect(double.requests.isEmpty && double.acceptedMessages.isEmpty && double.tokenRequests.isEmpty)
-            #expect(double.counters.sendsAccepted == 1)
         }
     }
 }

@@ -1,11 +1,12 @@
 import Foundation
-import HeraldTesting
+import HeraldTransport
 import NIOCore
 import Testing
 
 @testable import HeraldServer
 
-/// The bookkeeping behind the connection caps and the subscribe limit, without sockets.
+/// Herald's rule for the connection caps (which address a connection counts under), without sockets. The counting
+/// itself, and the subscribe budget, are HeraldTransportTests'.
 @Suite("Connection accounting")
 struct ConnectionAccountingTests {
     @Test func ipv6ClientsAreCountedByTheirSixtyFourAndTrustedProxiesNotAtAll() throws {
@@ -31,44 +32,5 @@ struct ConnectionAccountingTests {
         #expect(connections.opened(address: key, limit: 0))  // 0: no limit
         for _ in 0..<3 { connections.closed(address: key) }
         #expect(connections.openConnections(address: key) == 0)
-    }
-
-    @Test func webSocketSlotsStopAtTheirLimitAndComeBack() {
-        let connections = OpenConnections()
-        #expect(connections.openedWebSocket(limit: 2))
-        #expect(connections.openedWebSocket(limit: 2))
-        #expect(!connections.openedWebSocket(limit: 2))
-        connections.closedWebSocket()
-        #expect(connections.openedWebSocket(limit: 2))
-    }
-
-    @Test func aTenthOfTheConnectionsIsKeptForHTTPUnlessConfigured() {
-        var limits = ConnectionLimits()
-        #expect(limits.maximumWebSockets == 9_000)
-        limits.maximumConnections = 5
-        #expect(limits.maximumWebSockets == 5)  // a tenth of 5 is 0
-        limits.connectionsReservedForHTTP = 2
-        #expect(limits.maximumWebSockets == 3)
-    }
-
-    @Test func aSocketSubscribesFiveTimesAtOnceThenSixAMinute() {
-        let clock = TestClock()
-        var budget = SubscribeBudget(perMinute: 6)
-        func take() -> Bool { budget.take(at: clock.now()) }
-        for attempt in 1...SubscribeBudget.burst { #expect(take(), "attempt \(attempt)") }
-        #expect(!take())
-        clock.advance(by: 9)
-        #expect(!take())
-        clock.advance(by: 1)
-        #expect(take())
-        #expect(!take())
-        clock.advance(by: 3_600)  // refills to the burst, no further
-        for _ in 1...SubscribeBudget.burst { #expect(take()) }
-        #expect(!take())
-
-        var unlimited = SubscribeBudget(perMinute: 0)
-        var allowed = 0
-        for _ in 0..<100 where unlimited.take(at: clock.now()) { allowed += 1 }
-        #expect(allowed == 100)
     }
 }

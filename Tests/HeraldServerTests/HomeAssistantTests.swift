@@ -213,7 +213,7 @@ struct HomeAssistantTests {
         let server = try TestServer(dailyLimit: 1)
         let registration = try await server.run { client in try await client.register() }
         let store = try server.openStore()
-        #expect(try await DailyLimits.set(3, forUserID: registration.userID, in: store) == "Daily limit of this USER_ID set to 3.")
+        try await DailyLimits.set(3, for: try #require(UserID(registration.userID)), in: store)
         try await store.close()
         try await server.run { client in
             for expected in [HTTPResponse.Status.created, .created, .created, .tooManyRequests] {

@@ -7,7 +7,8 @@ import Logging
 /// API tokens, managed by the device owner (HTTP Basic `user_id:device_secret`):
 /// `POST /api/push/tokens` creates one (its text is in this answer only), `GET /api/push/tokens` lists the active
 /// ones, `DELETE /api/push/tokens/{id or name}` revokes one. Failed owner authentications count towards the
-/// client's ``AuthFailureLimiter`` lockout.
+/// client's ``AuthFailureLimiter`` lockout. The rules are ``APITokenManager``'s; its refusals are answered as
+/// `APIError.init(apiToken:)` maps them.
 struct APITokenController<Context: RemoteAddressRequestContext>: Sendable {
     let tokens: APITokenManager
     let directory: DeviceDirectory
@@ -24,7 +25,12 @@ struct APITokenController<Context: RemoteAddressRequestContext>: Sendable {
         let device = try await owner(request, context)
         let body = try await JSONBody.object(of: request, limit: bodyLimit)
         let name = try FieldReader(body).requiredString("name")
-        let issued = try await tokens.create(name: name, for: device)
+        let issued: APITokenManager.Issued
+        do throws(APITokenError) {
+            issued = try await tokens.create(name: name, for: device)
+        } catch {
+            throw APIError(apiToken: error)
+        }
         credentials.limiter.remember(.apiToken(issued.secret))
         context.logger.info("API token created", metadata: ["device": "\(device.id)", "token": "\(issued.token.id)"])
         var json = Self.json(issued.token)
@@ -35,14 +41,24 @@ struct APITokenController<Context: RemoteAddressRequestContext>: Sendable {
 
     @Sendable func list(_ request: Request, context: Context) async throws -> Response {
         let device = try await owner(request, context)
-        let active = try await tokens.activeTokens(of: device)
+        let active: [APIToken]
+        do throws(APITokenError) {
+            active = try await tokens.activeTokens(of: device)
+        } catch {
+            throw APIError(apiToken: error)
+        }
         return JSONResponse.make(status: .ok, body: ["tokens": .array(active.map { .object(Self.json($0)) })])
     }
 
     @Sendable func revoke(_ request: Request, context: Context) async throws -> Response {
         let device = try await owner(request, context)
         let raw = context.parameters.get("token") ?? ""
-        let revoked = try await tokens.revoke(raw.removingPercentEncoding ?? raw, of: device)
+        let revoked: APIToken
+        do throws(APITokenError) {
+            revoked = try await tokens.revoke(raw.removingPercentEncoding ?? raw, of: device)
+        } catch {
+            throw APIError(apiToken: error)
+        }
         context.logger.info("API token revoked", metadata: ["device": "\(device.id)", "token": "\(revoked.id)"])
         return Response(status: .noContent)
     }

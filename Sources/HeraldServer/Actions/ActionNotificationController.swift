@@ -18,7 +18,11 @@ struct ActionNotificationController<Context: RemoteAddressRequestContext>: Senda
     @Sendable func send(_ request: Request, context: Context) async throws -> Response {
         let bearer = Credentials.bearer(request)
         let (_, device) = try await credentials.check(bearer.map(CredentialFingerprint.apiToken), of: request, context: context) {
-            try await tokens.authenticate(bearer: bearer)
+            do throws(APITokenError) {
+                return try await tokens.authenticate(bearer: bearer)
+            } catch {
+                throw APIError(apiToken: error)
+            }
         }
         return try await SendAnswers.withRateLimitHeaders(of: device, pipeline: pipeline, clock: clock) {
             let notification = try ActionNotificationRequest(try await JSONBody.object(of: request, limit: bodyLimit))

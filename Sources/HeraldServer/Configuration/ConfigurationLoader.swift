@@ -2,6 +2,7 @@ import Foundation
 import HeraldAPNs
 import HeraldFCM
 import HeraldProviderKit
+import HeraldTransport
 import Logging
 import Yams
 

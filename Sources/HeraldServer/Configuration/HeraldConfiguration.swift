@@ -2,6 +2,7 @@ import Foundation
 import HeraldAPNs
 import HeraldCore
 import HeraldFCM
+import HeraldTransport
 import Logging
 
 /// Everything `herald serve` can be told. A plain value: tests build it directly,

@@ -1,4 +1,5 @@
 import HTTPTypes
+import HeraldTransport
 import HummingbirdCore
 import Logging
 import NIOCore

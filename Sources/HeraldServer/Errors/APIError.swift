@@ -4,8 +4,8 @@ import HeraldCore
 import Hummingbird
 
 /// Every refusal Herald answers with: a stable code (``ErrorCode``), an HTTP status, a human sentence, and where it
-/// applies the JSON path of the offending field. Rendered once, in ``response(from:context:)``; a dialect with its own
-/// error shape (Home Assistant) renders it through its own middleware.
+/// applies the JSON path of the offending field. Rendered once, by ``JSONErrorMiddleware``, in the ``ErrorShape`` of
+/// the dialect that answers (Home Assistant has its own).
 public struct APIError: Error, Sendable, Equatable {
     /// A stable machine-readable code, e.g. ``ErrorCode/invalidField``.
     public var code: ErrorCode
@@ -18,6 +18,11 @@ public struct APIError: Error, Sendable, Equatable {
     public var extra: JSONObject
     /// Extra response headers (e.g. `Retry-After`, `WWW-Authenticate`).
     public var headers: HTTPFields
+    /// What went wrong inside Herald (a store's error), for the log line the refusal is answered with; never in the
+    /// answer.
+    public var cause: String?
+    /// The shape of the answer's body: its dialect's (``ErrorShapeMiddleware``), Herald's own by default.
+    public var shape: ErrorShape = .standard
 
     /// An answer with `code`, its status and, unless `message` is given, its default sentence (a code with no status of
     /// its own, which only WebSocket results carry, would be a 500).
@@ -107,9 +112,16 @@ public struct APIError: Error, Sendable, Equatable {
     }
 
     /// 503 when the store does not answer (in time: `HERALD_STORE_TIMEOUT_MS`) or cannot write; `Retry-After` says
-    /// when to try again.
-    public static func storeUnavailable(_ detail: String) -> APIError {
-        APIError(.storeUnavailable, headers: storeRetryAfter)
+    /// when to try again. `cause` (the store's error) is logged when the answer goes out, not sent.
+    public static func storeUnavailable(_ cause: String) -> APIError {
+        var error = APIError(.storeUnavailable, headers: storeRetryAfter)
+        error.cause = cause
+        return error
+    }
+
+    /// 503 `store_unavailable` for a domain service's store failure; its cause is logged, not sent.
+    public static func storeUnavailable(_ failure: StoreUnavailable) -> APIError {
+        storeUnavailable(failure.cause)
     }
 
     /// `Retry-After` of every 503 `store_unavailable`, in every dialect.
@@ -118,7 +130,7 @@ public struct APIError: Error, Sendable, Equatable {
 }
 
 extension APIError: HTTPResponseError {
-    /// The body every dialect but Home Assistant's uses: `{"error", "code", "field"?, ...extra}`.
+    /// The body of ``ErrorShape/standard``, every dialect's but Home Assistant's: `{"error", "code", "field"?, ...extra}`.
     public var body: JSONObject {
         var body = extra
         body["error"] = .string(message)
@@ -128,6 +140,6 @@ extension APIError: HTTPResponseError {
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        JSONResponse.make(status: status, body: body, headers: headers)
+        shape.response(to: self)
     }
 }

@@ -3,7 +3,8 @@ import HeraldCore
 import Hummingbird
 
 /// Home Assistant's `mobile_app` push relay: an app sets `push_url` to `<herald>/api/push/homeassistant` and
-/// `push_token` to its USER_ID. Every answer is JSON in the shape Home Assistant reads (see `ErrorDialect`).
+/// `push_token` to its USER_ID. Every answer is JSON in the shape Home Assistant reads (``ErrorShape/homeAssistant``,
+/// chosen for the route group here).
 /// An unknown push token counts as a failed credential check (a missing or malformed one, answered 403 before any
 /// lookup, does not).
 struct HomeAssistantController<Context: RemoteAddressRequestContext>: Sendable {
@@ -16,8 +17,9 @@ struct HomeAssistantController<Context: RemoteAddressRequestContext>: Sendable {
     let activityClock = LiveActivityClock()
 
     func addRoutes(to group: RouterGroup<Context>) {
-        group.post("homeassistant", use: send)
-        group.post("homeassistant/rate_limits", use: rateLimits)
+        let homeAssistant = group.group("homeassistant").add(middleware: ErrorShapeMiddleware(.homeAssistant))
+        homeAssistant.post(use: send)
+        homeAssistant.post("rate_limits", use: rateLimits)
     }
 
     @Sendable func send(_ request: Request, context: Context) async throws -> Response {
@@ -90,11 +92,17 @@ struct HomeAssistantController<Context: RemoteAddressRequestContext>: Sendable {
                 "The notification does not fit the push service's \(limit)-byte limit even with the message shortened away (\(minimum) bytes).")
         case .rejectedByProvider(_, let reason):
             return Self.internalError(.homeAssistantInternalError, "APNs refused the notification: \(reason).")
-        case .storeUnavailable:
+        case .storeUnavailable(let cause):
             // 503 with `Retry-After`, as every store failure (the device lookup's too); the relay's `errorType`.
-            return APIError(
+            var apiError = APIError(
                 .storeUnavailable, message: "Herald's store is not available; try again shortly.",
                 extra: ["errorType": .string(ErrorCode.homeAssistantInternalError.rawValue)], headers: APIError.storeRetryAfter)
+            apiError.cause = cause
+            return apiError
+        case .payloadNotEncodable(let cause):
+            var apiError = Self.internalError(.homeAssistantInternalError, "Herald could not write the notification as JSON.")
+            apiError.cause = cause
+            return apiError
         }
     }
 

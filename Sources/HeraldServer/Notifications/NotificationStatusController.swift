@@ -20,7 +20,13 @@ struct NotificationStatusController<Context: RemoteAddressRequestContext>: Senda
         guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw notFound }
         let device: Device
         if let bearer = Credentials.bearer(request), APITokenManager.isWellFormed(bearer) {
-            device = try await authenticated(.apiToken(bearer), request, context, notFound) { try await tokens.authenticate(bearer: bearer).device }
+            device = try await authenticated(.apiToken(bearer), request, context, notFound) {
+                do throws(APITokenError) {
+                    return try await tokens.authenticate(bearer: bearer).device
+                } catch {
+                    throw APIError(apiToken: error)
+                }
+            }
         } else if let userID = Credentials.bearer(request), UserIDRule.accepts(userID) {
             device = try await authenticated(.userID(userID), request, context, notFound) { try await directory.device(userID: userID) }
         } else if let basic = CredentialFingerprint.basic(of: request) {

@@ -113,8 +113,12 @@ enum SendAnswers {
             return APIError(
                 .rejectedByProvider, message: "The push service refused the notification: \(reason).",
                 extra: ["id": .string(id.lowercasedText), "reason": .string(reason)])
-        case .storeUnavailable(let detail):
-            return APIError.storeUnavailable(detail)
+        case .storeUnavailable(let cause):
+            return APIError.storeUnavailable(cause)
+        case .payloadNotEncodable(let cause):
+            var apiError = APIError(.internalError, message: "Herald could not write the notification as JSON; it was not sent.")
+            apiError.cause = cause
+            return apiError
         }
     }
 }

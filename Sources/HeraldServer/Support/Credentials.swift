@@ -22,13 +22,14 @@ enum Credentials {
     }
 }
 
-/// Finds devices by their bearer secrets. Lookups go by the SHA-256 of the USER_ID; secrets are compared in constant time.
+/// Finds devices by their bearer secrets. Lookups go by ``UserID/lookupHash``; secrets are compared in constant time.
 struct DeviceDirectory: Sendable {
     let store: any HeraldStore
 
     /// The device of a USER_ID given by a sender; 404 when there is none.
     func device(userID: String) async throws -> Device {
-        guard let device = try await lookUp(try UserIDRule.validated(userID)) else { throw APIError.unknownUser }
+        let userID = try UserIDRule.userID(userID)
+        guard let device = try await storeCall({ try await store.device(userID: userID) }) else { throw APIError.unknownUser }
         return device
     }
 
@@ -43,9 +44,5 @@ struct DeviceDirectory: Sendable {
     func owner(of request: Request) async throws -> Device {
         guard let credentials = Credentials.basic(request) else { throw APIError.ownerCredentialsRequired }
         return try await owner(userID: credentials.userID, secret: credentials.secret)
-    }
-
-    private func lookUp(_ userID: String) async throws -> Device? {
-        try await storeCall { try await store.device(userIDHash: Secrets.hash(userID.lowercased())) }
     }
 }

@@ -4,7 +4,7 @@ import Hummingbird
 /// Hummingbird's router answers a path it knows, asked with a method it does not take, as it answers a path it does
 /// not know: 404. This builder wraps the router so that such a request is answered 405 with an `Allow` header listing
 /// the path's methods (HEAD with GET, as the router is built with `.autoGenerateHeadEndpoints`) and the JSON error body
-/// of the path's dialect. It covers every route and every method, `QUERY` or `PROPFIND` included.
+/// of the path's dialect (``ErrorShape/init(unroutedPath:)``). It covers every route and every method, `QUERY` or `PROPFIND` included.
 ///
 /// ```swift
 /// Application(router: MethodCheckingRouter(router: router), ...)
@@ -47,6 +47,6 @@ struct MethodCheckingResponder<Context: RequestContext>: HTTPResponder {
         guard let route = routes.first(where: { $0.matches(segments) }), !route.methods.contains(request.method) else {
             return response
         }
-        return ErrorDialect(path: request.uri.path).render(.methodNotAllowed(allow: route.allow))
+        return ErrorShape(unroutedPath: request.uri.path).response(to: .methodNotAllowed(allow: route.allow))
     }
 }

@@ -1,22 +1,28 @@
 import HeraldCore
 
-/// The one rule for a USER_ID as a sender or a device owner gives it: 64 hexadecimal characters in either letter case
-/// (Herald hands them out in lowercase, ``Secrets/random256BitHex()``; lookups go by the lowercase form).
+/// A USER_ID as a request gives it: the rule is ``UserID``'s (64 hexadecimal characters in either letter case, looked
+/// up by the lowercase form); a refusal is this API's 400 `invalid_field` for `user_id`.
 ///
 /// ```swift
-/// let userID = try UserIDRule.validated(text)          // 400 invalid_field `user_id` otherwise
-/// guard UserIDRule.accepts(pushToken) else { ... }     // where a refusal has another shape (Home Assistant's 403)
+/// let userID = try UserIDRule.userID(text)            // 400 invalid_field `user_id` otherwise
+/// guard UserIDRule.accepts(pushToken) else { ... }    // where a refusal has another shape (Home Assistant's 403)
 /// ```
 public enum UserIDRule {
     /// Whether `value` has the form of a USER_ID.
     public static func accepts(_ value: String) -> Bool {
-        Secrets.isHex256(value)
+        UserID.accepts(value)
     }
 
     /// `value`, unchanged, when it has the form of a USER_ID; otherwise 400 `invalid_field` for `user_id`.
     static func validated(_ value: String) throws(APIError) -> String {
-        guard accepts(value) else { throw APIError.invalidField("user_id", "user_id must be 64 hexadecimal characters.") }
+        _ = try userID(value)
         return value
+    }
+
+    /// The USER_ID `value` stands for; 400 `invalid_field` for `user_id` when it has not the form of one.
+    static func userID(_ value: String) throws(APIError) -> UserID {
+        guard let userID = UserID(value) else { throw APIError.invalidField("user_id", "user_id must be 64 hexadecimal characters.") }
+        return userID
     }
 }
 

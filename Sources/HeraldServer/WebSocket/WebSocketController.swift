@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HeraldCore
+import HeraldTransport
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
@@ -17,7 +18,7 @@ import NIOWebSocket
 /// The upgrade is decided by ``HTTPWithWebSocketChannel`` (not by a route), and each upgraded socket runs as a
 /// ``WebSocketSession``, which hands its messages here one at a time: no Swift task per idle socket
 /// (docs/performance.md, "WebSocket memory").
-struct WebSocketController: Sendable {
+struct WebSocketController: WebSocketMessageHandler {
     /// The largest message a client may send.
     static var maximumMessageSize: Int { 16_384 }
 
@@ -27,7 +28,7 @@ struct WebSocketController: Sendable {
     let worker: DeliveryEngine
     /// The other instances on the database, when there are (PostgreSQL).
     let link: ClusterLink?
-    let sessionConfiguration: WebSocketSession.Configuration
+    let sessionConfiguration: WebSocketSessionConfiguration
     /// For the sockets' subscribe budgets.
     let clock: any WallClock
     let logger: Logger
@@ -57,7 +58,7 @@ struct WebSocketController: Sendable {
     }
 
     /// The session of a socket that was just upgraded.
-    func session(for head: HTTPRequest, channel: any Channel) -> WebSocketSession {
+    func session(for head: HTTPRequest, channel: any Channel) -> WebSocketSession<WebSocketController> {
         WebSocketSession(
             controller: self, client: credentials.addresses.clientKey(headers: head.headerFields, peer: channel.remoteAddress),
             configuration: sessionConfiguration, channel: channel)
@@ -72,7 +73,7 @@ struct WebSocketController: Sendable {
     }
 
     /// The subscription of a socket: the hub's id for it and the device whose events it receives.
-    struct Subscription: Sendable {
+    struct Subscription: Identifiable, Sendable {
         var id: UUID
         var deviceID: Device.ID
     }

@@ -1,7 +1,4 @@
 import Foundation
-import HTTPTypes
-import HeraldCore
-import Hummingbird
 
 /// The lifecycle of API tokens: issuing, listing, revoking and checking them. The HTTP API
 /// (`/api/push/tokens`, `POST /notifications`) and `herald token` both go through it, so the rules live in one place.
@@ -12,7 +9,7 @@ import Hummingbird
 /// print(issued.secret)   // hrd_…, shown once; the store keeps only its SHA-256
 /// ```
 ///
-/// Refusals are ``APIError``s (a name that breaks a rule, a name in use, too many tokens, an unknown token).
+/// Refusals are ``APITokenError``s (a name that breaks a rule, a name in use, too many tokens, an unknown token).
 public struct APITokenManager: Sendable {
     /// What every token starts with.
     public static let prefix = "hrd_"
@@ -37,32 +34,25 @@ public struct APITokenManager: Sendable {
     }
 
     /// Creates a token named `name` for `device`.
-    public func create(name: String, for device: Device) async throws -> Issued {
+    public func create(name: String, for device: Device) async throws(APITokenError) -> Issued {
         let name = try Self.validName(name)
         let secret = Self.prefix + Secrets.random256BitHex()
         let token = APIToken(deviceID: device.id, name: name, tokenHash: Secrets.hash(secret), createdAt: clock.now())
         switch try await storeCall({ try await store.insertAPIToken(token, maximumActive: Self.maximumActivePerDevice) }) {
-        case .inserted:
-            return Issued(token: token, secret: secret)
-        case .nameTaken:
-            throw APIError(
-                .tokenNameTaken,
-                message: "This device already has an active API token named \"\(name)\"; revoke it first or choose another name.",
-                field: "name")
-        case .limitReached:
-            throw APIError(
-                .tooManyTokens,
-                message: "This device already has \(Self.maximumActivePerDevice) active API tokens; revoke one first.")
+        case .inserted: return Issued(token: token, secret: secret)
+        case .nameTaken: throw .nameTaken(name)
+        case .limitReached: throw .tooManyTokens(maximum: Self.maximumActivePerDevice)
         }
     }
 
     /// The device's active tokens, oldest first.
-    public func activeTokens(of device: Device) async throws -> [APIToken] {
+    public func activeTokens(of device: Device) async throws(APITokenError) -> [APIToken] {
         try await storeCall { try await store.apiTokens(deviceID: device.id) }.filter { !$0.isRevoked }
     }
 
-    /// Revokes the device's active token whose id (tried first) or name is `idOrName`; 404 when there is none.
-    public func revoke(_ idOrName: String, of device: Device) async throws -> APIToken {
+    /// Revokes the device's active token whose id (tried first) or name is `idOrName`; ``APITokenError/notFound`` when
+    /// there is none.
+    public func revoke(_ idOrName: String, of device: Device) async throws(APITokenError) -> APIToken {
         let now = clock.now()
         if let id = UUID(uuidString: idOrName),
             let revoked = try await storeCall({ try await store.revokeAPIToken(.id(id), deviceID: device.id, at: now) })
@@ -70,25 +60,21 @@ public struct APITokenManager: Sendable {
             return revoked
         }
         guard let revoked = try await storeCall({ try await store.revokeAPIToken(.name(idOrName), deviceID: device.id, at: now) })
-        else {
-            throw APIError.notFound("This device has no active API token with this id or name.")
-        }
+        else { throw .notFound }
         return revoked
     }
 
-    /// The token and device an `Authorization: Bearer hrd_…` value stands for, recording the use;
-    /// 401 with `WWW-Authenticate: Bearer` when it is missing, unknown or revoked.
-    func authenticate(bearer: String?) async throws -> (token: APIToken, device: Device) {
-        guard let bearer else { throw Self.tokenRequired }
-        guard Self.isWellFormed(bearer) else { throw Self.invalidToken("The API token is not valid.") }
+    /// The token and device an `hrd_…` bearer value stands for, recording the use; ``APITokenError/tokenRequired``
+    /// without one, ``APITokenError/invalidToken`` or ``APITokenError/revokedToken`` when it does not authenticate.
+    public func authenticate(bearer: String?) async throws(APITokenError) -> (token: APIToken, device: Device) {
+        guard let bearer else { throw .tokenRequired }
+        guard Self.isWellFormed(bearer) else { throw .invalidToken }
         let hash = Secrets.hash(bearer)
         guard let token = try await storeCall({ try await store.apiToken(tokenHash: hash) }),
             Secrets.constantTimeEquals(token.tokenHash, hash)
-        else { throw Self.invalidToken("The API token is not valid.") }
-        guard !token.isRevoked else { throw Self.invalidToken("The API token was revoked.") }
-        guard let device = try await storeCall({ try await store.device(id: token.deviceID) }) else {
-            throw Self.invalidToken("The API token is not valid.")
-        }
+        else { throw .invalidToken }
+        guard !token.isRevoked else { throw .revokedToken }
+        guard let device = try await storeCall({ try await store.device(id: token.deviceID) }) else { throw .invalidToken }
         let now = clock.now()
         try await storeCall { try await store.touchAPIToken(id: token.id, at: now) }
         var used = token
@@ -97,30 +83,26 @@ public struct APITokenManager: Sendable {
     }
 
     /// Whether `value` has the form of a token: the prefix and 64 lowercase hex characters.
-    static func isWellFormed(_ value: String) -> Bool {
+    public static func isWellFormed(_ value: String) -> Bool {
         guard value.hasPrefix(prefix) else { return false }
         let hex = value.dropFirst(prefix.count)
         return hex.utf8.count == 64 && hex.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
     }
 
     /// A name trimmed of surrounding white space: 1 to 64 characters, no control characters.
-    static func validName(_ name: String) throws -> String {
+    static func validName(_ name: String) throws(APITokenError) -> String {
         let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty else { throw APIError.invalidField("name", "name must not be empty.") }
+        guard !trimmed.isEmpty else { throw .invalidName("name must not be empty.") }
         guard trimmed.count <= maximumNameLength else {
-            throw APIError.invalidField("name", "name must be at most \(maximumNameLength) characters; got \(trimmed.count).")
+            throw .invalidName("name must be at most \(maximumNameLength) characters; got \(trimmed.count).")
         }
         guard !trimmed.unicodeScalars.contains(where: { CharacterSet.controlCharacters.contains($0) }) else {
-            throw APIError.invalidField("name", "name must not contain control characters.")
+            throw .invalidName("name must not contain control characters.")
         }
         return trimmed
     }
 
-    static let tokenRequired = APIError(.tokenRequired, headers: [.wwwAuthenticate: #"Bearer realm="herald""#])
-
-    static func invalidToken(_ message: String) -> APIError {
-        APIError(
-            .invalidToken, message: message,
-            headers: [.wwwAuthenticate: #"Bearer realm="herald", error="invalid_token""#])
+    private func storeCall<Value>(_ call: () async throws -> Value) async throws(APITokenError) -> Value {
+        try await StoreUnavailable.during(as: APITokenError.storeUnavailable, call)
     }
 }

@@ -4,28 +4,28 @@ import Foundation
 /// refills at `perMinute`. Each subscribe is a credential check and a store write, so a socket that repeats them is
 /// answered `too_many_subscribes` once its burst is spent, until the bucket has refilled one.
 ///
-/// A plain value: the socket's ``WebSocketSession`` hands it to the controller with each message (messages are
+/// A plain value: the socket's ``WebSocketSession`` hands it to its ``WebSocketMessageHandler`` with each message (messages are
 /// answered one at a time) and keeps what comes back.
 ///
 /// ```swift
 /// var budget = SubscribeBudget(perMinute: 6)
 /// guard budget.take(at: clock.now()) else { /* answer too_many_subscribes */ }
 /// ```
-struct SubscribeBudget: Sendable, Equatable {
+package struct SubscribeBudget: Sendable, Equatable {
     /// Subscribes a fresh socket may send at once.
-    static let burst = 5
+    package static let burst = 5
 
     /// Subscribes per minute once the burst is spent; 0: no limit.
-    let perMinute: Int
+    package let perMinute: Int
     private var tokens = Double(SubscribeBudget.burst)
     private var updated: Date?
 
-    init(perMinute: Int) {
+    package init(perMinute: Int) {
         self.perMinute = perMinute
     }
 
     /// Takes one subscribe at `now`; false when none is left (nothing is taken then).
-    mutating func take(at now: Date) -> Bool {
+    package mutating func take(at now: Date) -> Bool {
         guard perMinute > 0 else { return true }
         if let updated {
             let refill = max(0, now.timeIntervalSince(updated)) * Double(perMinute) / 60

@@ -1,5 +1,5 @@
 import Foundation
-import HeraldServer
+import HeraldTransport
 import Testing
 
 @Suite("Log line writer")

@@ -16,6 +16,15 @@ import Logging
 /// ```swift
 /// LoggingSystem.bootstrap { StreamLogHandler(label: $0, stream: LogLineWriter.standardOutput.stream) }
 /// ```
+///
+/// **Why it is hand-written.** swift-log's `StreamLogHandler.standardOutput` writes and flushes one line per log call,
+/// on the thread that logs (the access log's line, once per request). Scenario 1, three runs each in turn with
+/// `perf stat` (docs/performance.md, "Log lines in batches", 2026-11-24): `write` calls per notification 1.33–1.42
+/// → 0.43–0.47, context switches 1.77–1.86 → 1.36–1.44. The CPU per notification did not resolve a difference, so
+/// the system calls and switches are the figure that keeps it. Herald can go back to the library's stream when
+/// swift-log (or a maintained log-handler package) offers a buffered, batched standard-output writer that keeps
+/// lines whole and in order and can be flushed at exit; `linesFromManyThreadsComeOutWholeInOrderAndFlushed` is the
+/// test such a replacement must pass.
 public final class LogLineWriter: @unchecked Sendable {
     /// Standard output, for the whole process.
     public static let standardOutput = LogLineWriter(fileDescriptor: STDOUT_FILENO)

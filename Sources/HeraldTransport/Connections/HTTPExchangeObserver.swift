@@ -13,13 +13,21 @@ final class HTTPExchangeObserver: ChannelDuplexHandler, RemovableChannelHandler 
     typealias OutboundOut = HTTPServerResponsePart
 
     private let connection: ConnectionGuard
+    private let refusals: ConnectionRefusals
+    /// Whether a request head is a WebSocket handshake for the server's WebSocket endpoint.
+    private let isWebSocketHandshake: @Sendable (HTTPRequestHead) -> Bool
     private var sawParserError = false
     /// A request was refused here (no `Host`): the rest of the connection's input is dropped until it closes.
     private var isDiscarding = false
     private var hasUpgraded = false
 
-    init(connection: ConnectionGuard) {
+    init(
+        connection: ConnectionGuard, refusals: ConnectionRefusals,
+        isWebSocketHandshake: @escaping @Sendable (HTTPRequestHead) -> Bool
+    ) {
         self.connection = connection
+        self.refusals = refusals
+        self.isWebSocketHandshake = isWebSocketHandshake
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -33,17 +41,10 @@ final class HTTPExchangeObserver: ChannelDuplexHandler, RemovableChannelHandler 
             // Neither a refused request nor what follows it on the connection reaches the router.
             if head.version == .http1_1, !head.headers.contains(name: "host") {
                 // RFC 9112 §3.2: a server must answer 400 to an HTTP/1.1 request without a Host header.
-                return refuse(
-                    CannedAnswer.make(
-                        .malformedHTTP,
-                        message: "An HTTP/1.1 request must carry a Host header (RFC 9112 §3.2); the connection is closed."))
+                return refuse(refusals.missingHost)
             }
-            if HTTPWithWebSocketChannel.isHandshake(head), !connection.mayUpgradeToWebSocket() {
-                return refuse(
-                    CannedAnswer.make(
-                        .tooManyConnections,
-                        message: "Herald keeps its remaining connections for plain HTTP requests: no WebSocket can open now; try again shortly.",
-                        extraHeaders: "Retry-After: 10\r\n"))
+            if isWebSocketHandshake(head), !connection.mayUpgradeToWebSocket() {
+                return refuse(refusals.noWebSocketSlot)
             }
             connection.requestHeadReceived()
         case .body: break
@@ -67,10 +68,7 @@ final class HTTPExchangeObserver: ChannelDuplexHandler, RemovableChannelHandler 
         // answers twice.
         guard !sawParserError else { return }
         sawParserError = true
-        connection.refuseAfterCurrentResponse(
-            CannedAnswer.make(
-                .malformedHTTP,
-                message: "The request is not valid HTTP/1.1 (\(parserError.debugDescription)); the connection is closed."))
+        connection.refuseAfterCurrentResponse(refusals.malformedHTTP(parserError.debugDescription))
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {

@@ -6,7 +6,7 @@ import Synchronization
 
 /// One WebSocket connection after the upgrade, run as a channel handler on its event loop: RFC 6455's control frames
 /// (ping, pong and the close handshake), messages put together from their frames, a ping every `pingInterval`, and
-/// the client's messages handed one at a time to the ``WebSocketController``.
+/// the client's messages handed one at a time to its ``WebSocketMessageHandler``.
 ///
 /// hummingbird-websocket runs a socket as nested Swift tasks (the connection, the upgrade, WSCore's handler, its
 /// inbound iterator, its ping loop), whose stack slabs held 18 KB of every idle socket (docs/performance.md,
@@ -14,29 +14,11 @@ import Synchronization
 /// a message is being answered. NIO's `WebSocketFrameDecoder` and `WebSocketFrameEncoder` read and write the frames,
 /// and its `WebSocketProtocolErrorHandler` closes the socket on a frame they refuse (1002, or 1009 for one over the
 /// size limit).
-final class WebSocketSession: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = WebSocketFrame
-    typealias OutboundIn = WebSocketFrame
-    typealias OutboundOut = WebSocketFrame
-
-    struct Configuration: Sendable {
-        /// The largest message a client may send, all its frames together (larger: closed with 1009).
-        var maximumMessageSize: Int
-        /// How often the server pings; a client that has not answered a ping by the next one is dropped.
-        var pingInterval: Duration
-        /// How long the server waits for the client's answer to its close frame before it closes the connection.
-        var closeTimeout: Duration = .seconds(15)
-        /// How long a socket may stay open without a subscription; then it is closed (1008).
-        var subscribeTimeout: Duration = .seconds(10)
-        /// Subscribe messages per minute on one socket after a burst of ``SubscribeBudget/burst``; 0: no limit.
-        var subscribesPerMinute = 6
-    }
-
-    /// Asks the session to close with `code` (a user outbound event, see ``WebSocketConnection/close(_:reason:)``).
-    struct CloseRequest: Sendable {
-        var code: WebSocketErrorCode
-        var reason: String?
-    }
+package final class WebSocketSession<Handler: WebSocketMessageHandler>: ChannelDuplexHandler, RemovableChannelHandler {
+    package typealias InboundIn = WebSocketFrame
+    package typealias OutboundIn = WebSocketFrame
+    package typealias OutboundOut = WebSocketFrame
+    package typealias Configuration = WebSocketSessionConfiguration
 
     private enum State {
         case open
@@ -45,7 +27,7 @@ final class WebSocketSession: ChannelDuplexHandler, RemovableChannelHandler {
         case closed
     }
 
-    private let controller: WebSocketController
+    private let controller: Handler
     /// The client's key for the credential throttle.
     private let client: String
     private let configuration: Configuration
@@ -53,7 +35,7 @@ final class WebSocketSession: ChannelDuplexHandler, RemovableChannelHandler {
     private var context: ChannelHandlerContext!
     private var state = State.open
     /// The socket's subscription, once it has one.
-    private var subscription: WebSocketController.Subscription?
+    private var subscription: Handler.Subscription?
     /// The subscribe messages the socket may still send.
     private var subscribeBudget: SubscribeBudget
     /// Closes the socket if it has not subscribed by then; cancelled by the first subscription.
@@ -73,7 +55,7 @@ final class WebSocketSession: ChannelDuplexHandler, RemovableChannelHandler {
     private var pinger: RepeatedTask?
     private var closeDeadline: Scheduled<Void>?
 
-    init(controller: WebSocketController, client: String, configuration: Configuration, channel: any Channel) {
+    package init(controller: Handler, client: String, configuration: Configuration, channel: any Channel) {
         self.controller = controller
         self.client = client
         self.configuration = configuration
@@ -83,7 +65,7 @@ final class WebSocketSession: ChannelDuplexHandler, RemovableChannelHandler {
 
     // MARK: Channel events
 
-    func handlerAdded(context: ChannelHandlerContext) {
+    package func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         // Added by the upgrade, to a channel that is already active.
         let session = NIOLoopBound(self, eventLoop: context.eventLoop)
@@ -96,14 +78,14 @@ final class WebSocketSession: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
+    package func handlerRemoved(context: ChannelHandlerContext) {
         pinger?.cancel()
         closeDeadline?.cancel()
         subscribeDeadline?.cancel()
         self.context = nil  // the context holds this handler
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    package func channelInactive(context: ChannelHandlerContext) {
         state = .closed
         connection.markClosed()
         pinger?.cancel()
@@ -115,7 +97,7 @@ final class WebSocketSession: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelInactive()
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
         switch frame.opcode {
         case .connectionClose:
@@ -139,7 +121,7 @@ final class WebSocketSession: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    func read(context: ChannelHandlerContext) {
+    package func read(context: ChannelHandlerContext) {
         if isAnswering, case .open = state {
             isReadHeld = true
         } else {
@@ -147,7 +129,7 @@ final class WebSocketSession: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+    package func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         // Graceful shutdown: the server asks every connection to finish.
         if event is ChannelShouldQuiesceEvent {
             close(.goingAway, reason: "Herald is shutting down")
@@ -160,14 +142,14 @@ final class WebSocketSession: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
-        guard let request = event as? CloseRequest else {
+    package func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+        guard let request = event as? WebSocketCloseRequest else {
             return context.triggerUserOutboundEvent(event, promise: promise)
         }
         close(request.code, reason: request.reason, promise: promise)
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+    package func errorCaught(context: ChannelHandlerContext, error: any Error) {
         controller.logger.debug("WebSocket closed", metadata: ["error": "\(error)"])
         context.close(promise: nil)
     }
@@ -233,7 +215,7 @@ final class WebSocketSession: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    private func answered(leaving newSubscription: WebSocketController.Subscription?, budget: SubscribeBudget) {
+    private func answered(leaving newSubscription: Handler.Subscription?, budget: SubscribeBudget) {
         isAnswering = false
         subscribeBudget = budget
         if case .closed = state {
@@ -344,46 +326,5 @@ final class WebSocketSession: ChannelDuplexHandler, RemovableChannelHandler {
         data.write(webSocketErrorCode: code)
         if let reason { data.writeString(reason) }
         return WebSocketFrame(fin: true, opcode: .connectionClose, data: data)
-    }
-}
-
-/// What the rest of Herald holds of a socket: it writes to it and closes it from any thread.
-final class WebSocketConnection: Sendable {
-    private let channel: any Channel
-    /// Events handed to the channel and not written yet.
-    private let unwritten = Atomic(0)
-    private let isOpen = Atomic(true)
-
-    init(channel: any Channel) {
-        self.channel = channel
-    }
-
-    /// Writes a text message (an answer to the client's message). Writes leave in the order they were handed over.
-    func write(_ text: String) -> EventLoopFuture<Void> {
-        channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: text)))
-    }
-
-    /// Queues an event for writing; false when the socket is closing or `limit` events are not written yet (a
-    /// slow client can't make Herald's memory grow).
-    func offer(event: String, limit: Int) -> Bool {
-        guard isOpen.load(ordering: .relaxed) else { return false }
-        guard unwritten.wrappingAdd(1, ordering: .relaxed).newValue <= limit else {
-            unwritten.wrappingSubtract(1, ordering: .relaxed)
-            return false
-        }
-        channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: event))).whenComplete { _ in
-            self.unwritten.wrappingSubtract(1, ordering: .relaxed)
-        }
-        return true
-    }
-
-    /// Closes the socket with `code`: a close frame, then the connection once the client answers it.
-    func close(_ code: WebSocketErrorCode, reason: String? = nil) async {
-        try? await channel.triggerUserOutboundEvent(WebSocketSession.CloseRequest(code: code, reason: reason)).get()
-    }
-
-    /// The socket is closing or closed: nothing more is queued for it.
-    func markClosed() {
-        isOpen.store(false, ordering: .relaxed)
     }
 }

@@ -28,45 +28,42 @@ public struct ConnectionLimits: Sendable {
     public init() {}
 
     /// The most WebSockets open at once: ``maximumConnections`` less the connections kept for plain HTTP (at least 0).
-    var maximumWebSockets: Int {
+    package var maximumWebSockets: Int {
         max(0, maximumConnections - (connectionsReservedForHTTP ?? maximumConnections / 10))
     }
 }
 
 /// The open client connections of one server, shared by every connection's ``ConnectionGuard``: how many in all, how
 /// many are WebSockets, and how many each client address holds.
-final class OpenConnections: Sendable {
+package final class OpenConnections: Sendable {
     private let count = Atomic<Int>(0)
     private let webSockets = Atomic<Int>(0)
     private let perAddress = Mutex<[String: Int]>([:])
-    /// Peers whose connections are not counted per address (`HERALD_TRUSTED_PROXIES`).
-    private let trustedProxies: [IPNetwork]
+    private let addressKeyOfPeer: @Sendable (SocketAddress?) -> String?
 
-    init(trustedProxies: [IPNetwork] = []) {
-        self.trustedProxies = trustedProxies
+    /// `addressKey` says which key a connection from a peer is counted under per address (`nil`: not counted per
+    /// address); the server's rule (an IPv4 address or an IPv6 /64, trusted proxies not at all) is its own.
+    package init(addressKey: @escaping @Sendable (SocketAddress?) -> String? = { _ in nil }) {
+        self.addressKeyOfPeer = addressKey
+    }
+
+    /// The key a connection from `peer` is counted under per address; `nil` when it is not counted per address.
+    package func addressKey(of peer: SocketAddress?) -> String? {
+        addressKeyOfPeer(peer)
     }
 
     /// Counts a new connection; false when it is one too many (it is still counted until ``closed()``).
-    func opened(limit: Int) -> Bool {
+    package func opened(limit: Int) -> Bool {
         count.wrappingAdd(1, ordering: .relaxed).newValue <= limit
     }
 
-    func closed() {
+    package func closed() {
         count.wrappingSubtract(1, ordering: .relaxed)
-    }
-
-    /// The key a connection from `peer` is counted under per address (``IPAddress/clientKey``: an IPv4 address or an
-    /// IPv6 /64); `nil` for a trusted proxy and for a peer that is not an IP socket.
-    func addressKey(of peer: SocketAddress?) -> String? {
-        guard let address = peer.flatMap(IPAddress.init), !trustedProxies.contains(where: { $0.contains(address) }) else {
-            return nil
-        }
-        return address.clientKey
     }
 
     /// Counts a new connection of `key`; false when `key` already holds `limit` (then it is not counted). A `limit`
     /// of 0 is no limit.
-    func opened(address key: String, limit: Int) -> Bool {
+    package func opened(address key: String, limit: Int) -> Bool {
         perAddress.withLock { counts in
             let open = counts[key, default: 0]
             guard limit == 0 || open < limit else { return false }
@@ -76,7 +73,7 @@ final class OpenConnections: Sendable {
     }
 
     /// A connection counted under `key` closed.
-    func closed(address key: String) {
+    package func closed(address key: String) {
         perAddress.withLock { counts in
             let open = counts[key, default: 1] - 1
             counts[key] = open > 0 ? open : nil
@@ -84,7 +81,7 @@ final class OpenConnections: Sendable {
     }
 
     /// Takes a WebSocket slot; false when `limit` are taken (then none is).
-    func openedWebSocket(limit: Int) -> Bool {
+    package func openedWebSocket(limit: Int) -> Bool {
         guard webSockets.wrappingAdd(1, ordering: .relaxed).newValue <= limit else {
             webSockets.wrappingSubtract(1, ordering: .relaxed)
             return false
@@ -92,12 +89,12 @@ final class OpenConnections: Sendable {
         return true
     }
 
-    func closedWebSocket() {
+    package func closedWebSocket() {
         webSockets.wrappingSubtract(1, ordering: .relaxed)
     }
 
     /// Connections counted under `key` (for tests).
-    func openConnections(address key: String) -> Int {
+    package func openConnections(address key: String) -> Int {
         perAddress.withLock { $0[key, default: 0] }
     }
 }

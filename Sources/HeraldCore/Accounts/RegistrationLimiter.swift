@@ -1,5 +1,4 @@
 import Foundation
-import HeraldCore
 import Synchronization
 
 /// Limits how many new devices (new USER_IDs) one client address may register: a token bucket per address that
@@ -11,10 +10,10 @@ import Synchronization
 ///
 /// ```swift
 /// let limiter = RegistrationLimiter(perMinute: 20, clock: SystemClock())
-/// try limiter.take(client)   // 429 registration_rate_limited with Retry-After when the bucket is empty
+/// try limiter.take(client)   // RegistrationError.rateLimited(retryAfterSeconds:) when the bucket is empty
 /// ```
-final class RegistrationLimiter: Sendable {
-    static let maximumTrackedAddresses = 10_000
+public final class RegistrationLimiter: Sendable {
+    public static let maximumTrackedAddresses = 10_000
 
     private struct Bucket {
         var tokens: Double
@@ -22,17 +21,18 @@ final class RegistrationLimiter: Sendable {
     }
 
     /// Registrations per minute and address; `nil` for no limit.
-    let perMinute: Int?
+    public let perMinute: Int?
     private let clock: any WallClock
     private let buckets = Mutex<[String: Bucket]>([:])
 
-    init(perMinute: Int?, clock: any WallClock) {
+    public init(perMinute: Int?, clock: any WallClock) {
         self.perMinute = perMinute.flatMap { $0 > 0 ? $0 : nil }
         self.clock = clock
     }
 
-    /// Takes one registration from `client`'s bucket, or throws 429 with the seconds until one is there again.
-    func take(_ client: String) throws {
+    /// Takes one registration from `client`'s bucket, or throws ``RegistrationError/rateLimited(retryAfterSeconds:)``
+    /// with the seconds until one is there again.
+    public func take(_ client: String) throws(RegistrationError) {
         guard let perMinute else { return }
         let capacity = Double(perMinute)
         let perSecond = capacity / 60
@@ -58,6 +58,6 @@ final class RegistrationLimiter: Sendable {
             buckets[client] = bucket
             return nil
         }
-        if let wait { throw APIError.registrationRateLimited(retryAfter: max(1, Int(wait.rounded(.up)))) }
+        if let wait { throw .rateLimited(retryAfterSeconds: max(1, Int(wait.rounded(.up)))) }
     }
 }

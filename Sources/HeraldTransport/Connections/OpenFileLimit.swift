@@ -5,13 +5,13 @@ import Darwin
 #endif
 
 /// The process's limit on open files, which caps how many connections it can hold.
-enum OpenFileLimit {
+package enum OpenFileLimit {
     /// Descriptors kept for everything that is not a client connection: the store, APNs, logs.
-    static let reserve = 256
+    package static let reserve = 256
 
     /// Raises the soft limit to the hard one (as Go and nginx do) and returns the new soft limit; `nil` when the
     /// system does not tell.
-    static func raise() -> Int? {
+    package static func raise() -> Int? {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return nil }
         if limit.rlim_cur < limit.rlim_max {
