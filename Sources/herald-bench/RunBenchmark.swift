@@ -22,7 +22,8 @@ struct RunBenchmark: AsyncParsableCommand {
             baselines run whenever one of 1-7 does). Scenario 1 runs twice: for APNs devices, then for FCM devices \
             on a Herald instance configured for FCM only, beside the FCM double's own limit ("1 fcm"). b2 (not in \
             the default set): the APNs client, AsyncHTTPClient against Herald's own on swift-nio-http2, both driving \
-            the APNs double as baseline b does; --scenarios b2 runs it alone.
+            the APNs double as baseline b does; --scenarios b2 runs it alone. 8 (only when named): fairness, another \
+            user's latency without and under one device's attack.
             """)
     var scenarios: String?
 
