@@ -155,6 +155,9 @@ public final class GroupCommit: Sendable {
             }
             Task {
                 let results = await write(entries, to: store, owner: owner, attempt: (attempt, gate))
+                // Answered: nothing of the batch may commit from now on. A store call that missed its own deadline
+                // (a PostgreSQL call's) was answered as failed while its statements may still run and reach the gate.
+                attempt.close()
                 alarm.disarm(token)
                 answer.withLock { $0.take() }?.resume(returning: results)
             }
@@ -289,6 +292,11 @@ private final class CommitAttempt: Sendable {
             state.writing = []
             state.isCommitting = false
         }
+    }
+
+    /// The batch has its answers: the gate refuses from now on (a commit that went out has already passed it).
+    func close() {
+        state.withLock { $0.isGivenUp = true }
     }
 
     /// Gives up: every entry without an answer gets its `error`. Returns the entries whose commit was on its way (they

@@ -84,6 +84,20 @@ struct GroupCommitDeadlineTests {
         #expect(store.committed.flatMap(\.outcomes).map(\.notification.id) == [outcome.notification.id])
     }
 
+    /// A store call that missed its own deadline (the caller was answered 503) while its statements went on: when they
+    /// reach the gate later, the gate refuses them. Before, the batch's answer left its gate open, and an accept
+    /// answered 503 could be committed once the database answered again (a CI run saw one delivered).
+    @Test func aBatchAnsweredWithAFailureCanNoLongerCommit() async throws {
+        let store = StallingStore(stall: .abandonedCall)
+        let commit = GroupCommit(store: store, owner: "a", patience: nil, timeout: .seconds(30))
+        let started = ContinuousClock.now
+        await #expect(throws: StoreDeadlineExceeded.self) { _ = try await commit.accept(Self.accept()) }
+        #expect(ContinuousClock.now - started < Self.answerWithin)
+        store.goOn()
+        #expect(await eventually { store.refusedAtGate == 1 }, "the abandoned statements reached the gate and were refused")
+        #expect(store.committed.isEmpty)
+    }
+
     @Test func withoutADeadlineAnAcceptWaitsForTheStore() async throws {
         let store = StallingStore(stall: .beforeGate)
         let commit = GroupCommit(store: store, owner: "a", patience: nil)
@@ -104,7 +118,9 @@ struct GroupCommitDeadlineTests {
 
 /// A store whose first commit stalls, before or after passing its batch's gate, until ``goOn()``.
 private final class StallingStore: NotificationStore {
-    enum Stall { case beforeGate, afterGate, never }
+    /// `abandonedCall`: the commit throws ``StoreDeadlineExceeded`` at once, as a PostgreSQL call past its own deadline
+    /// does, while its statements go on in the background and reach the gate after ``goOn()``.
+    enum Stall { case beforeGate, afterGate, never, abandonedCall }
 
     private struct State {
         var committed: [WriteBatch] = []
@@ -155,6 +171,18 @@ private final class StallingStore: NotificationStore {
             return state.failuresLeft > 0
         }
         if fails { throw StoreDeadlineExceeded("a connection and its statements", after: .seconds(1)) }
+        if stall == .abandonedCall {
+            Task {
+                await self.wait()
+                do {
+                    try batch.gate?.pass()
+                    self.state.withLock { $0.committed.append(batch) }
+                } catch {
+                    self.state.withLock { $0.refusedAtGate += 1 }
+                }
+            }
+            throw StoreDeadlineExceeded("a connection and its statements", after: .seconds(1))
+        }
         if stall == .beforeGate { await wait() }
         do {
             try batch.gate?.pass()
