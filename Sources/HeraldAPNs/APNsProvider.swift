@@ -88,8 +88,6 @@ public final class APNsProvider: ClosablePushProvider {
         }
     }
 
-    static let renderer = APNsRenderer()
-
     /// Sends one notification and classifies the answer; see the type's documentation for the rules.
     public func send(_ notification: PushNotification, to device: Device) async -> DeliveryResult {
         // A Live Activity push goes to the activity's token, in the device's environment.
@@ -103,7 +101,7 @@ public final class APNsProvider: ClosablePushProvider {
         // The stored payload; rendered again from the content when it was rendered for another provider.
         let body: ByteBuffer
         do {
-            body = ByteBuffer(bytes: try Self.renderer.payload(of: notification))
+            body = ByteBuffer(bytes: try APNsModule.renderer.payload(of: notification))
         } catch {
             return .failed(reason: "the notification does not fit APNs' payload limit: \(error)")
         }

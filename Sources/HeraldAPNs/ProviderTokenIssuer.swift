@@ -97,20 +97,9 @@ public final class ProviderTokenIssuer: Sendable {
 
     private func mint(at date: Date, isEarlyRenewal: Bool) -> Token {
         let issuedAt = Int(date.timeIntervalSince1970.rounded(.down))
-        // JSONValue encodes with sorted keys, so the bytes are stable.
-        let header = (try? JSONValue.object(["alg": "ES256", "kid": .string(keyID)]).encoded()) ?? Data()
-        let claims = (try? JSONValue.object(["iss": .string(teamID), "iat": .int(issuedAt)]).encoded()) ?? Data()
-        let signingInput = Base64URL.encode(header) + "." + Base64URL.encode(claims)
-        let signature: Data
-        do {
-            signature = try key.signature(for: Data(signingInput.utf8)).rawRepresentation
-        } catch {
-            // P-256 signing only fails if the system's random source does; the empty signature then
-            // makes APNs answer InvalidProviderToken, which is reported rather than crashing the server.
-            signature = Data()
-        }
-        return Token(
-            jwt: signingInput + "." + Base64URL.encode(signature),
-            issuedAt: Date(timeIntervalSince1970: TimeInterval(issuedAt)), isEarlyRenewal: isEarlyRenewal)
+        // An empty signature (the system's random source failed) makes APNs answer InvalidProviderToken.
+        let jwt = ES256JWT.sign(
+            header: ["alg": "ES256", "kid": .string(keyID)], claims: ["iss": .string(teamID), "iat": .int(issuedAt)], with: key)
+        return Token(jwt: jwt, issuedAt: Date(timeIntervalSince1970: TimeInterval(issuedAt)), isEarlyRenewal: isEarlyRenewal)
     }
 }

@@ -107,7 +107,7 @@ public final class FCMProvider: ClosablePushProvider {
     /// `{"message": <stored message> + token (+ android.ttl)}`.
     static func requestBody(_ notification: PushNotification, token: String, now: Date) throws -> ByteBuffer {
         // The stored message; rendered again from the content when it was rendered for another provider.
-        guard var message = try JSONValue.decode(FCMRenderer().payload(of: notification)).objectValue else {
+        guard var message = try JSONValue.decode(FCMModule.renderer.payload(of: notification)).objectValue else {
             throw FCMPayloadError.notAnObject
         }
         message["token"] = .string(token)

@@ -67,13 +67,8 @@ public final class VAPIDSigner: Sendable {
     }
 
     private func sign(audience: String, expiresAt: Date) -> String {
-        let header = Base64URL.encode(Data(#"{"typ":"JWT","alg":"ES256"}"#.utf8))
-        let claims: JSONValue = ["aud": .string(audience), "exp": .int(Int(expiresAt.timeIntervalSince1970)), "sub": .string(subject)]
-        let payload = Base64URL.encode((try? claims.encoded()) ?? Data())
-        let signingInput = header + "." + payload
-        // P-256 signing fails only if the system's random source does; the push service then refuses the empty
-        // signature (401/403), which is reported rather than crashing the server.
-        let signature = (try? key.signature(for: Data(signingInput.utf8)).rawRepresentation) ?? Data()
-        return signingInput + "." + Base64URL.encode(signature)
+        ES256JWT.sign(
+            header: ["typ": "JWT", "alg": "ES256"],
+            claims: ["aud": .string(audience), "exp": .int(Int(expiresAt.timeIntervalSince1970)), "sub": .string(subject)], with: key)
     }
 }

@@ -27,12 +27,6 @@ struct CompactJWT: Sendable {
         self.signature = Self.base64URLDecode(parts[2])
     }
 
-    /// Base64url without padding.
-    static func base64URLEncode(_ data: Data) -> String {
-        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-
     /// Whether `byte` is in the base64url alphabet (`A-Z a-z 0-9 - _`).
     static func isBase64URL(_ byte: UInt8) -> Bool {
         (65...90).contains(byte) || (97...122).contains(byte) || (48...57).contains(byte) || byte == 45 || byte == 95
@@ -41,8 +35,6 @@ struct CompactJWT: Sendable {
     /// Strict base64url: the URL alphabet only, no padding.
     static func base64URLDecode(_ text: Substring) -> Data? {
         guard !text.isEmpty, text.utf8.allSatisfy(isBase64URL) else { return nil }
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        return Data(base64Encoded: base64)
+        return Base64URL.decode(String(text))
     }
 }

@@ -96,9 +96,9 @@ public struct FCMTestServiceAccount: Sendable {
     /// assertions with chosen faults.
     public func signedJWT(header: JSONObject, claims: JSONObject) throws -> String {
         let input =
-            CompactJWT.base64URLEncode(try JSONValue.object(header).encoded()) + "."
-            + CompactJWT.base64URLEncode(try JSONValue.object(claims).encoded())
+            Base64URL.encode(try JSONValue.object(header).encoded()) + "."
+            + Base64URL.encode(try JSONValue.object(claims).encoded())
         let signature = try privateKey.signature(for: Data(input.utf8), padding: .insecurePKCS1v1_5)
-        return input + "." + CompactJWT.base64URLEncode(signature.rawRepresentation)
+        return input + "." + Base64URL.encode(signature.rawRepresentation)
     }
 }
