@@ -39,7 +39,9 @@ struct ValidationRulesTests {
     @Test func everyCodeHasItsStatusAndEveryDefaultMessageIsASentence() {
         let webSocketOnly: Set<ErrorCode> = [.invalidFormat, .notSubscribed, .unknownCommand, .tooManySubscribes]
         for code in ErrorCode.allCases {
-            #expect((code.status == nil) == (webSocketOnly.contains(code) || code == .otherHTTPStatus), "\(code)")
+            // Codes whose status the refusal carries: any other status, PushWard's problems.
+            let statusGiven = code == .otherHTTPStatus || code == .pushWardProblem
+            #expect((code.status == nil) == (webSocketOnly.contains(code) || statusGiven), "\(code)")
             if let message = code.defaultMessage { #expect(!message.isEmpty, "\(code)") }
         }
         #expect(ErrorCode.unknownUser.status == .notFound)
