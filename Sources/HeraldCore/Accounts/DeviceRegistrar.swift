@@ -21,11 +21,14 @@ public struct DeviceRegistrar: Sendable {
         public var environment: PushEnvironment
         /// The provider's device token (normalised by the ingress); `nil` for a WebSocket-only device.
         public var token: String?
+        /// A Web Push subscription's keys (the endpoint is `token`); `nil` for other platforms.
+        public var webPushKeys: WebPushKeys?
 
-        public init(platform: Platform, environment: PushEnvironment, token: String?) {
+        public init(platform: Platform, environment: PushEnvironment, token: String?, webPushKeys: WebPushKeys? = nil) {
             self.platform = platform
             self.environment = environment
             self.token = token
+            self.webPushKeys = webPushKeys
         }
     }
 
@@ -81,7 +84,7 @@ public struct DeviceRegistrar: Sendable {
         let secret = Secrets.random256BitHex()
         let device = Device(
             userIDHash: userID.lookupHash, secretHash: Secrets.hash(secret), platform: target.platform,
-            environment: target.environment, token: target.token, createdAt: now, updatedAt: now)
+            environment: target.environment, token: target.token, createdAt: now, updatedAt: now, webPushKeys: target.webPushKeys)
         try await StoreUnavailable.during(as: RegistrationError.storeUnavailable) { try await store.insertDevice(device) }
         logger.info("Device registered", metadata: ["device": "\(device.id)", "platform": "\(device.platform.rawValue)"])
         return NewDevice(device: device, userID: userID, secret: secret)
@@ -93,6 +96,7 @@ public struct DeviceRegistrar: Sendable {
         device.token = target.token
         device.platform = target.platform
         device.environment = target.environment
+        device.webPushKeys = target.webPushKeys
         device.isActive = true
         device.inactiveReason = nil
         device.updatedAt = clock.now()

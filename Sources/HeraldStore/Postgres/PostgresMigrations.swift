@@ -151,6 +151,12 @@ enum PostgresMigrations {
             statements: [
                 "ALTER TABLE notification ADD COLUMN content bytea", "ALTER TABLE notification ADD COLUMN rendered_by text",
             ]),
+        Migration(
+            version: 8, description: "a Web Push device's subscription keys",
+            statements: [
+                "ALTER TABLE device ADD COLUMN webpush_p256dh text", "ALTER TABLE device ADD COLUMN webpush_auth text",
+                "CREATE TABLE server_setting (name text PRIMARY KEY, value text NOT NULL)",
+            ]),
     ]
 
     /// The version the schema is at once every migration ran.
