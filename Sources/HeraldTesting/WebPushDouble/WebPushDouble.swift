@@ -62,6 +62,16 @@ public final class WebPushDouble: Sendable {
         public var reason: String
     }
 
+    /// One request as the double saw it, answered or not.
+    public struct RecordedRequest: Sendable, Equatable {
+        /// Which connection carried it (numbered from 1).
+        public var connectionID: Int
+        /// The `Authorization` header, if any.
+        public var authorization: String?
+        /// The status answered; `nil` when the double dropped the connection instead.
+        public var status: Int?
+    }
+
     /// A fault for the next request(s): the status to answer (after the checks pass), with `Retry-After`, after a delay.
     public struct Fault: Sendable, Equatable {
         public var status: Int
@@ -127,6 +137,14 @@ public final class WebPushDouble: Sendable {
     public func failNext(_ count: Int = 1, _ fault: Fault) {
         core.inject(fault, count: count)
     }
+
+    /// The next `count` requests get no answer: the double closes their connection.
+    public func dropNext(_ count: Int = 1) {
+        core.dropNext(count)
+    }
+
+    /// Every request, in order, answered or dropped.
+    public var requests: [RecordedRequest] { core.requests }
 
     /// Every message decrypted, in order (answered 2xx or with a fault).
     public var received: [ReceivedMessage] { core.received }

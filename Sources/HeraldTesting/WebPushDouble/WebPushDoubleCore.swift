@@ -12,6 +12,8 @@ final class WebPushDoubleCore: DoubleRequestHandling {
         var faults = FaultQueue<WebPushDouble.Fault>()
         var received: [WebPushDouble.ReceivedMessage] = []
         var refused: [WebPushDouble.RefusedRequest] = []
+        var requests: [WebPushDouble.RecordedRequest] = []
+        var drops = 0
         var connections: [Int: any Channel] = [:]
         var nextConnectionID = 1
         var nextMessage = 1
@@ -32,6 +34,8 @@ final class WebPushDoubleCore: DoubleRequestHandling {
     func inject(_ fault: WebPushDouble.Fault, count: Int) { state.withLock { $0.faults.append(fault, count: count) } }
     var received: [WebPushDouble.ReceivedMessage] { state.withLock { $0.received } }
     var refused: [WebPushDouble.RefusedRequest] { state.withLock { $0.refused } }
+    var requests: [WebPushDouble.RecordedRequest] { state.withLock { $0.requests } }
+    func dropNext(_ count: Int) { state.withLock { $0.drops += count } }
     var maximumInFlight: Int { state.withLock { $0.maximumInFlight } }
 
     func connectionOpened(_ channel: any Channel) -> Int? {
@@ -55,8 +59,22 @@ final class WebPushDoubleCore: DoubleRequestHandling {
 
     func handle(_ request: DoubleRequest) -> DoubleAction {
         let path = request.header(":path") ?? ""
+        let authorization = request.header("authorization")
+        func record(_ state: inout State, _ status: Int?) {
+            state.requests.append(.init(connectionID: request.connectionID, authorization: authorization, status: status))
+        }
+        let dropped = state.withLock { state in
+            guard state.drops > 0 else { return false }
+            state.drops -= 1
+            record(&state, nil)
+            return true
+        }
+        if dropped { return .dropConnection }
         func refuse(_ status: Int, _ reason: String) -> DoubleAction {
-            state.withLock { $0.refused.append(.init(path: path, status: status, reason: reason)) }
+            state.withLock { state in
+                state.refused.append(.init(path: path, status: status, reason: reason))
+                record(&state, status)
+            }
             return .respond(Self.response(status, body: reason), raiseStreamsTo: nil, delay: nil)
         }
         guard request.header(":method") == "POST" else { return refuse(405, "method not allowed") }
@@ -85,6 +103,7 @@ final class WebPushDoubleCore: DoubleRequestHandling {
         return state.withLock { state in
             let fault = state.faults.next()
             let status = fault?.status ?? 201
+            record(&state, status)
             state.received.append(
                 .init(subscriptionID: id, headers: headers, plaintext: plaintext, json: json, claims: claims, status: status))
             let number = state.nextMessage
