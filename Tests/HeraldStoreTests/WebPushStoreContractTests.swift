@@ -15,7 +15,9 @@ struct WebPushStoreContractTests {
         var device = Device(
             userIDHash: Secrets.hash("webpush-user"), secretHash: Secrets.hash("secret"), platform: .webpush, environment: .production,
             token: "https://fcm.googleapis.com/fcm/send/abc", createdAt: now, updatedAt: now,
-            webPushKeys: WebPushKeys(p256dh: "BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA_0QTpQtUbVlUls0VJXg7A8u-Ts1XbjhazAkj7I99e8QcYP7DkM", auth: "tBHItJI5svbpez7KI4CCXg"))
+            webPushKeys: WebPushKeys(
+                p256dh: "BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA_0QTpQtUbVlUls0VJXg7A8u-Ts1XbjhazAkj7I99e8QcYP7DkM",
+                auth: "tBHItJI5svbpez7KI4CCXg"))
         try await store.insertDevice(device)
         #expect(try await store.device(id: device.id) == device)
         #expect(try await store.device(userIDHash: device.userIDHash)?.webPushKeys == device.webPushKeys)

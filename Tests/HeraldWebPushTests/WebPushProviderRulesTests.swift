@@ -50,9 +50,10 @@ struct WebPushProviderRulesTests {
     }
 
     @Test func transportOutcomesAreRetriedAndAPolicyRefusalFailsForGood() {
-        #expect(WebPushClassification.nextStep(after: .timedOut, timeout: "5 s") == .finish(.retry(reason: "no answer from the push service within 5 s", after: nil)))
-        #expect(WebPushClassification.nextStep(after: .unresolved("x"), timeout: "5 s") == .finish(.retry(reason: "Web Push endpoint does not resolve: x", after: nil)))
-        #expect(WebPushClassification.nextStep(after: .refusedByPolicy("x"), timeout: "5 s") == .finish(.failed(reason: "Web Push endpoint refused: x")))
+        func step(_ outcome: WebPushAttemptOutcome) -> AttemptStep { WebPushClassification.nextStep(after: outcome, timeout: "5 s") }
+        #expect(step(.timedOut) == .finish(.retry(reason: "no answer from the push service within 5 s", after: nil)))
+        #expect(step(.unresolved("x")) == .finish(.retry(reason: "Web Push endpoint does not resolve: x", after: nil)))
+        #expect(step(.refusedByPolicy("x")) == .finish(.failed(reason: "Web Push endpoint refused: x")))
     }
 
     @Test func theReasonIsTheBodyBoundedAndWithoutControlCharacters() {

@@ -1,9 +1,9 @@
 import Foundation
 import HeraldAPNs
 import HeraldFCM
-import HeraldWebPush
 import HeraldProviderKit
 import HeraldTransport
+import HeraldWebPush
 import Logging
 import Yams
 

@@ -2,8 +2,8 @@ import Foundation
 import HeraldAPNs
 import HeraldCore
 import HeraldFCM
-import HeraldWebPush
 import HeraldTransport
+import HeraldWebPush
 import Logging
 
 /// Everything `herald serve` can be told. A plain value: tests build it directly,

@@ -1,8 +1,8 @@
 import Foundation
 import HTTPTypes
 import HeraldCore
-import Hummingbird
 import HeraldWebPush
+import Hummingbird
 import Logging
 
 /// Device registration over HTTP: `POST /api/push/register` (new device or new token), `DELETE /api/push/register`
