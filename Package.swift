@@ -210,6 +210,7 @@ let package = Package(
             dependencies: [
                 "HeraldCore", "HeraldStore", "HeraldTesting",
                 "HeraldAPNs",  // scenario b2: Herald's APNs connection against AsyncHTTPClient
+                "HeraldWebPush",  // scenario 1 for Web Push: the double's own limit with Herald's encryption and VAPID
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -150,6 +150,8 @@ public final class WebPushDouble: Sendable {
     public var received: [ReceivedMessage] { core.received }
     /// The messages answered 201, in order.
     public var delivered: [ReceivedMessage] { core.received.filter { $0.status == 201 } }
+    /// How many messages were answered 201 so far (cheap: no copy of the log).
+    public var deliveredCount: Int { core.deliveredCount }
     /// Requests refused by the checks (VAPID, headers, unknown endpoint, undecryptable body).
     public var refused: [RefusedRequest] { core.refused }
     /// The most requests the double had in flight at once (answered after a delay).

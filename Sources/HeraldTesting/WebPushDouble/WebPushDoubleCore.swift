@@ -17,6 +17,7 @@ final class WebPushDoubleCore: DoubleRequestHandling {
         var connections: [Int: any Channel] = [:]
         var nextConnectionID = 1
         var nextMessage = 1
+        var deliveredCount = 0
         var inFlight = 0
         var maximumInFlight = 0
         var isShutDown = false
@@ -37,6 +38,7 @@ final class WebPushDoubleCore: DoubleRequestHandling {
     var requests: [WebPushDouble.RecordedRequest] { state.withLock { $0.requests } }
     func dropNext(_ count: Int) { state.withLock { $0.drops += count } }
     var maximumInFlight: Int { state.withLock { $0.maximumInFlight } }
+    var deliveredCount: Int { state.withLock { $0.deliveredCount } }
 
     func connectionOpened(_ channel: any Channel) -> Int? {
         state.withLock { state in
@@ -109,6 +111,7 @@ final class WebPushDoubleCore: DoubleRequestHandling {
             let number = state.nextMessage
             state.nextMessage += 1
             guard let fault else {
+                state.deliveredCount += 1
                 return .respond(
                     DoubleResponse(headers: [(":status", "201"), ("location", "/message/\(number)")], body: nil),
                     raiseStreamsTo: nil, delay: nil)
