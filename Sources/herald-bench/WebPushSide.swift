@@ -39,6 +39,7 @@ struct BenchWebPush: BenchProvider {
 
     /// Messages answered `201` so far.
     var delivered: Int { double.deliveredCount }
+    var successStatus: Int { 201 }
 
     /// The registration body's `subscription` of device `index`.
     func subscriptionJSON(_ index: Int) -> String {
