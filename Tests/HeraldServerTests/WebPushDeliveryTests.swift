@@ -85,17 +85,25 @@ struct WebPushDeliveryTests {
         try await push.shutdown()
     }
 
-    @Test func homeAssistantNotificationsReachAWebPushDeviceAsTheirTitleAndMessage() async throws {
+    @Test func homeAssistantNotificationsReachAWebPushDeviceWithWhatABrowserShowsOfTheirData() async throws {
         let push = try await WebPushTestServer.start(clock: TestClock(HomeAssistantTests.noon))
         let subscription = push.double.makeSubscription()
         try await push.server.run { client in
             let registration = try await client.registerWebPush(subscription)
+            let data = #"{"image": "https://ha.example/cam.jpg", "url": "https://ha.example/garage", "tag": "garage", "actions": [{"action": "CLOSE", "title": "Close", "uri": "https://ha.example/close"}, {"action": "IGNORE", "title": "Ignore"}]}"#
             let relayed = try await client.post(
-                "/api/push/homeassistant", homeAssistantBody(registration.userID, message: "Garage open", title: "Home"))
+                "/api/push/homeassistant", homeAssistantBody(registration.userID, message: "Garage open", title: "Home", data: data))
             #expect(relayed.status == .created)
             let message = try #require(await push.received(for: subscription))
             #expect(message.json["title"] == "Home")
             #expect(message.json["body"] == "Garage open")
+            #expect(message.json["image"] == "https://ha.example/cam.jpg")
+            #expect(message.json["url"] == "https://ha.example/garage")
+            #expect(message.json["tag"] == "garage")
+            #expect(message.headers["topic"] == "garage")
+            #expect(
+                message.json["actions"]
+                    == [["id": "CLOSE", "title": "Close", "url": "https://ha.example/close"], ["id": "IGNORE", "title": "Ignore"]])
         }
         try await push.shutdown()
     }
