@@ -104,6 +104,13 @@ struct WebPushDeliveryTests {
             #expect(
                 message.json["actions"]
                     == [["id": "CLOSE", "title": "Close", "url": "https://ha.example/close"], ["id": "IGNORE", "title": "Ignore"]])
+
+            // A command has no alert; a browser must show something: its message.
+            let command = try await client.post(
+                "/api/push/homeassistant", homeAssistantBody(registration.userID, message: "clear_badge", title: nil))
+            #expect(command.status == .created)
+            let shown = try #require(await push.received(for: subscription, number: 2))
+            #expect(shown.json["body"] == "clear_badge")
         }
         try await push.shutdown()
     }

@@ -10,10 +10,14 @@ import HeraldCore
 /// | `url` (iOS), or `clickAction` (Android) when it is an `http(s)` URL | `url`, opened on a tap |
 /// | `tag` | `tag` and `Topic`: a later notification with the same tag replaces this one |
 /// | `actions` (`action`, `title`, `uri`) | `actions` (`id`, `title`, `url`) |
+///
+/// A command (`clear_badge`, `request_location_update`, …) has no meaning in a browser; it is shown as its message.
 enum HomeAssistantWebPush {
     static func draft(for request: HomeAssistantRequest, base: NotificationDraft) -> NotificationDraft {
         var draft = base
         let data = request.data
+        // A command (`clear_badge`, `request_location_update`, …) has no alert: a browser must show something.
+        if draft.content.title == nil, draft.content.body == nil { draft.content.body = request.message }
         if let image = data["image"]?.stringValue, isWebURL(image) { draft.content.imageURL = image }
         if let url = data["url"]?.stringValue ?? data["clickAction"]?.stringValue, isWebURL(url) { draft.content.tapURL = url }
         if let tag = data["tag"]?.stringValue, !tag.isEmpty { draft.collapseID = tag }
