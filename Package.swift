@@ -232,6 +232,7 @@ let package = Package(
             name: "HeraldWebPushTests",
             dependencies: [
                 "HeraldWebPush", "HeraldTesting",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),  // the provider's clients per host
                 // scripts/webpush-verify.py, with PyPI's http-ece and py-vapid
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),

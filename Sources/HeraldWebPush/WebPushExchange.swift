@@ -40,15 +40,16 @@ struct WebPushExchange: ProviderExchange {
     /// Resolves and vets the host, waits for a place under the host's cap, and POSTs the message once.
     func send(authorizedBy authorization: String) async -> (outcome: WebPushAttemptOutcome, carrier: Never?)? {
         guard let host = endpoint.host?.lowercased() else { return (.refusedByPolicy("the endpoint has no host"), nil) }
-        let address: IPAddressBytes
-        switch await vettedAddress(of: host) {
-        case .success(let vetted): address = vetted
+        let addresses: [IPAddressBytes]
+        switch await vettedAddresses(of: host) {
+        case .success(let vetted): addresses = vetted
         case .failure(let outcome): return (outcome, nil)
         }
-        let gate = hosts.gate(for: "\(host):\(endpoint.port ?? 443)")
+        let hostAndPort = "\(host):\(endpoint.port ?? 443)"
+        let gate = hosts.gate(for: hostAndPort)
         await gate.enter()
         defer { gate.leave() }
-        guard let client = hosts.client(host: host, address: address) else { return nil }
+        guard let client = hosts.client(host: hostAndPort, name: host, addresses: addresses) else { return nil }
         var request = HTTPClientRequest(url: endpoint.absoluteString)
         request.method = .POST
         request.headers = headers
@@ -71,13 +72,13 @@ struct WebPushExchange: ProviderExchange {
     }
 
     private enum Vetting {
-        case success(IPAddressBytes)
+        case success([IPAddressBytes])
         case failure(WebPushAttemptOutcome)
     }
 
-    /// The address to connect to: the host's own when it is an address, otherwise the first it resolves to, once every
-    /// address passed the egress policy.
-    private func vettedAddress(of host: String) async -> Vetting {
+    /// The addresses that may be connected to: the host's own when it is an address, otherwise those it resolves to,
+    /// once every one of them passed the egress policy.
+    private func vettedAddresses(of host: String) async -> Vetting {
         let addresses: [IPAddressBytes]
         if let literal = IPAddressBytes(host) {
             addresses = [literal]
@@ -89,8 +90,8 @@ struct WebPushExchange: ProviderExchange {
             }
         }
         if let refusal = policy.refusal(host: host, addresses: addresses) { return .failure(.refusedByPolicy(refusal)) }
-        guard let first = addresses.first else { return .failure(.unresolved("\(host) has no address")) }
-        return .success(first)
+        guard !addresses.isEmpty else { return .failure(.unresolved("\(host) has no address")) }
+        return .success(addresses)
     }
 
     /// Connections belong to AsyncHTTPClient's pool, which replaces lost ones itself.

@@ -109,16 +109,19 @@ final class HostGate: Sendable {
     var inFlight: Int { state.withLock { $0.inFlight } }
 }
 
-/// The provider's HTTP clients and per-host gates. A client is made per host and vetted address: AsyncHTTPClient
-/// connects to that address (`dnsOverride`, no second DNS lookup) while TLS verifies the certificate for the host
-/// name (SNI). Redirects are never followed.
+/// The provider's HTTP clients and per-host gates. A host's client connects to one address it resolved to and that the
+/// egress policy vetted: AsyncHTTPClient connects there (`dnsOverride`, no second DNS lookup) while TLS verifies the
+/// certificate for the host name (SNI). The client is kept while its address stays among the host's vetted addresses;
+/// when the name moves elsewhere a new client takes over and the old one is shut down once its requests had time to
+/// finish. Redirects are never followed.
 final class WebPushHosts: Sendable {
-    /// Clients kept at most; the oldest is shut down beyond.
-    static let maximumClients = 256
+    private struct HostClient {
+        var address: IPAddressBytes
+        var client: HTTPClient
+    }
 
     private struct State {
-        var clients: [String: HTTPClient] = [:]
-        var order: [String] = []
+        var clients: [String: HostClient] = [:]
         var gates: [String: HostGate] = [:]
         var isShutDown = false
     }
@@ -126,12 +129,15 @@ final class WebPushHosts: Sendable {
     private let configuration: HTTPClient.Configuration
     private let eventLoopGroup: any EventLoopGroup
     private let maximumPerHost: Int
+    /// How long a replaced client is kept for the requests it still carries.
+    private let retirement: Duration
     private let state = Mutex(State())
 
-    init(configuration: HTTPClient.Configuration, eventLoopGroup: any EventLoopGroup, maximumPerHost: Int) {
+    init(configuration: HTTPClient.Configuration, eventLoopGroup: any EventLoopGroup, maximumPerHost: Int, retirement: Duration) {
         self.configuration = configuration
         self.eventLoopGroup = eventLoopGroup
         self.maximumPerHost = maximumPerHost
+        self.retirement = retirement
     }
 
     /// The gate of `host` (`host:port`).
@@ -144,25 +150,26 @@ final class WebPushHosts: Sendable {
         }
     }
 
-    /// The client that connects to `host` at `address`; `nil` once shut down.
-    func client(host: String, address: IPAddressBytes) -> HTTPClient? {
-        let key = "\(host)|\(address)"
-        let (client, evicted): (HTTPClient?, HTTPClient?) = state.withLock { state in
-            guard !state.isShutDown else { return (nil, nil) }
-            if let client = state.clients[key] { return (client, nil) }
+    /// The client for `host` (`name`, `port`), connecting to one of `addresses` (vetted, not empty); `nil` once shut
+    /// down.
+    func client(host: String, name: String, addresses: [IPAddressBytes]) -> HTTPClient? {
+        let (client, retired): (HTTPClient?, HTTPClient?) = state.withLock { state in
+            guard !state.isShutDown, let address = addresses.first else { return (nil, nil) }
+            if let current = state.clients[host], addresses.contains(current.address) { return (current.client, nil) }
             var configuration = self.configuration
-            if IPAddressBytes(host) == nil { configuration.dnsOverride = [host: address.description] }
+            if IPAddressBytes(name) == nil { configuration.dnsOverride = [name: address.description] }
             let client = HTTPClient(eventLoopGroup: eventLoopGroup, configuration: configuration)
-            state.clients[key] = client
-            state.order.append(key)
-            var evicted: HTTPClient?
-            if state.order.count > Self.maximumClients {
-                let oldest = state.order.removeFirst()
-                evicted = state.clients.removeValue(forKey: oldest)
-            }
-            return (client, evicted)
+            let retired = state.clients[host]?.client
+            state.clients[host] = HostClient(address: address, client: client)
+            return (client, retired)
         }
-        if let evicted { Task { try? await evicted.shutdown() } }
+        if let retired {
+            let retirement = self.retirement
+            Task {
+                try? await Task.sleep(for: retirement)
+                try? await retired.shutdown()
+            }
+        }
         return client
     }
 
@@ -171,7 +178,7 @@ final class WebPushHosts: Sendable {
         let clients: [HTTPClient] = state.withLock { state in
             state.isShutDown = true
             defer { state.clients = [:] }
-            return Array(state.clients.values)
+            return state.clients.values.map(\.client)
         }
         for client in clients { try? await client.shutdown() }
     }

@@ -58,7 +58,8 @@ public final class WebPushProvider: ClosablePushProvider {
             timeout: .init(connect: TimeAmount(configuration.connectTimeout)), connectionPool: .init(idleTimeout: .minutes(5)),
             decompression: .disabled)
         self.hosts = WebPushHosts(
-            configuration: clientConfiguration, eventLoopGroup: eventLoopGroup, maximumPerHost: configuration.maximumPerHost)
+            configuration: clientConfiguration, eventLoopGroup: eventLoopGroup, maximumPerHost: configuration.maximumPerHost,
+            retirement: configuration.requestTimeout + configuration.connectTimeout)
         self.policy = try configuration.egressPolicy()
         self.signer = VAPIDSigner(key: key, subject: subject, clock: clock)
         self.resolver = resolver
