@@ -90,7 +90,17 @@ let package = Package(
         // Web Push: RFC 8291 message encryption and RFC 8292 VAPID for browsers' push services.
         .target(
             name: "HeraldWebPush",
-            dependencies: ["HeraldCore", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "HeraldCore", "HeraldProviderKit",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ],
             swiftSettings: swiftSettings),
         // FCM: the service account's OAuth tokens (RS256 JWT), the HTTP v1 client and the PushProvider for FCM devices.
         .target(
@@ -141,6 +151,7 @@ let package = Package(
             name: "HeraldServer",
             dependencies: [
                 "HeraldCore", "HeraldProviderKit", "HeraldAPNs", "HeraldFCM", "HeraldStore", "HeraldTransport",
+                "HeraldWebPush",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -199,6 +210,7 @@ let package = Package(
             dependencies: [
                 "HeraldCore", "HeraldStore", "HeraldTesting",
                 "HeraldAPNs",  // scenario b2: Herald's APNs connection against AsyncHTTPClient
+                "HeraldWebPush",  // scenario 1 for Web Push: the double's own limit with Herald's encryption and VAPID
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -220,6 +232,7 @@ let package = Package(
             name: "HeraldWebPushTests",
             dependencies: [
                 "HeraldWebPush", "HeraldTesting",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),  // the provider's clients per host
                 // scripts/webpush-verify.py, with PyPI's http-ece and py-vapid
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -272,7 +285,7 @@ let package = Package(
         .testTarget(
             name: "HeraldProviderContractTests",
             dependencies: [
-                "HeraldProviderKit", "HeraldAPNs", "HeraldFCM", "HeraldTesting",
+                "HeraldProviderKit", "HeraldAPNs", "HeraldFCM", "HeraldWebPush", "HeraldTesting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ],

@@ -8,6 +8,22 @@ public enum Platform: String, Sendable, Codable, CaseIterable {
     case fcm
     /// Only Herald's own WebSocket channel; the device has no cloud token.
     case websocket
+    /// Web Push (RFC 8030/8291/8292): a browser's push subscription; the token is its endpoint URL.
+    case webpush
+}
+
+/// A Web Push subscription's keys, as the browser gives them (`PushSubscription.toJSON().keys`, base64url): checked
+/// by the server at registration (a 65-byte uncompressed P-256 point and a 16-byte secret).
+public struct WebPushKeys: Sendable, Equatable, Hashable {
+    /// The browser's P-256 public key (base64url of the uncompressed point).
+    public var p256dh: String
+    /// The authentication secret (base64url of 16 bytes).
+    public var auth: String
+
+    public init(p256dh: String, auth: String) {
+        self.p256dh = p256dh
+        self.auth = auth
+    }
 }
 
 /// The APNs environment a device token belongs to.
@@ -41,11 +57,13 @@ public struct Device: Sendable, Equatable, Identifiable {
     /// The ActivityKit push-to-start token (APNs, lowercase hex, the device's environment) that starts a Live Activity
     /// Herald drives (PushWard's activity API); `nil` when the app gave none.
     public var pushToStartToken: String?
+    /// A Web Push device's subscription keys (its endpoint is ``token``); `nil` for other platforms.
+    public var webPushKeys: WebPushKeys?
 
     public init(
         id: UUID = .random(), userIDHash: String, secretHash: String, platform: Platform, environment: PushEnvironment,
         token: String?, isActive: Bool = true, inactiveReason: String? = nil, dailyLimit: Int? = nil,
-        createdAt: Date, updatedAt: Date, pushToStartToken: String? = nil
+        createdAt: Date, updatedAt: Date, pushToStartToken: String? = nil, webPushKeys: WebPushKeys? = nil
     ) {
         self.id = id
         self.userIDHash = userIDHash
@@ -59,5 +77,6 @@ public struct Device: Sendable, Equatable, Identifiable {
         self.createdAt = createdAt
         self.updatedAt = updatedAt
         self.pushToStartToken = pushToStartToken
+        self.webPushKeys = webPushKeys
     }
 }

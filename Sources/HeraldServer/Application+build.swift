@@ -5,6 +5,7 @@ import HeraldCore
 import HeraldProviderKit
 import HeraldStore
 import HeraldTransport
+import HeraldWebPush
 import Hummingbird
 import HummingbirdCore
 import Logging
@@ -39,6 +40,8 @@ public func buildApplication(
     } catch {
         throw ConfigurationError("HERALD_DATABASE_URL: cannot open \(StoreFactory.displayed(configuration.databaseURL)): \(error)")
     }
+    var configuration = configuration
+    configuration.webPush.vapidPrivateKey = try await VAPIDKeyStore.key(configured: configuration.webPush, store: store, logger: logger)
     let metrics = HeraldMetrics(enabled: configuration.metrics)
     var providers: [any PushProvider] = []
     var closers: [any Service] = [StoreCloser(store: store)]
@@ -63,7 +66,6 @@ public func buildApplication(
             instanceID: configuration.instanceID ?? defaultInstanceID(port: configuration.port),
             storeTimeout: configuration.storeTimeout),
         metrics: DeliveryMetrics(factory: metrics.factory), logger: logger)
-    var configuration = configuration
     if let files = OpenFileLimit.raise(), files - OpenFileLimit.reserve < configuration.connectionLimits.maximumConnections {
         configuration.connectionLimits.maximumConnections = max(1, files - OpenFileLimit.reserve)
         logger.notice(
@@ -79,7 +81,7 @@ public func buildApplication(
     let link = store.cluster.map { ClusterLink(cluster: $0, hub: hub, worker: worker, logger: logger) }
     let (router, webSocket) = buildRouters(
         store: store, pipeline: pipeline, worker: worker, hub: hub, link: link, clock: clock,
-        bodyLimit: configuration.maximumBodyBytes, registration: .init(configuration),
+        bodyLimit: configuration.maximumBodyBytes, registration: try .init(configuration),
         addresses: try ClientAddressResolver(configuration), metrics: metrics.server,
         adminToken: configuration.adminToken,
         webSocketSession: .init(
@@ -114,6 +116,7 @@ public func buildApplication(
 public let providerCatalog: [ProviderEntry<HeraldConfiguration>] = [
     ProviderEntry(APNsModule.self) { $0.apns },
     ProviderEntry(FCMModule.self) { $0.fcm },
+    ProviderEntry(WebPushModule.self) { $0.webPush.subject == nil ? nil : $0.webPush },
 ]
 
 /// Each platform's payload renderer, from the catalog; WebSocket-only devices get the APNs payload. Renderers need no
@@ -180,8 +183,10 @@ func buildRouters(
         maximumDevices: registration.maximumDevices, registrationTokenHash: registration.tokenHash)
     RegistrationController(
         registrar: registrar, directory: directory, credentials: credentials, bodyLimit: bodyLimit,
+        webPushPolicy: registration.webPushPolicy,
         onDeviceChanged: { id in await worker.deliverPending(of: id) }
     ).addRoutes(to: api)
+    WebPushKeyController(publicKey: registration.webPushPublicKey).addRoutes(to: api)
     NotifyController(pipeline: pipeline, directory: directory, credentials: credentials, clock: clock, bodyLimit: bodyLimit)
         .addRoutes(to: api)
     let tokens = APITokenManager(store: store, clock: clock)
@@ -219,17 +224,27 @@ struct RegistrationSettings: Sendable {
     var maximumDevices: Int?
     /// The SHA-256 of `HERALD_REGISTRATION_TOKEN` (the token itself is not kept).
     var tokenHash: String?
+    /// Which Web Push endpoints a registration may name (`HERALD_WEBPUSH_ALLOWED_HOSTS`).
+    var webPushPolicy = WebPushEgressPolicy.knownServicesOnly
+    /// The VAPID public key `GET /api/push/webpush/key` answers with; `nil`: that route answers 404.
+    var webPushPublicKey: String?
 
-    init(perMinute: Int? = nil, maximumDevices: Int? = nil, tokenHash: String? = nil) {
+    init(
+        perMinute: Int? = nil, maximumDevices: Int? = nil, tokenHash: String? = nil,
+        webPushPolicy: WebPushEgressPolicy = .knownServicesOnly, webPushPublicKey: String? = nil
+    ) {
         self.perMinute = perMinute
         self.maximumDevices = maximumDevices
         self.tokenHash = tokenHash
+        self.webPushPolicy = webPushPolicy
+        self.webPushPublicKey = webPushPublicKey
     }
 
-    init(_ configuration: HeraldConfiguration) {
+    init(_ configuration: HeraldConfiguration) throws {
         self.init(
             perMinute: configuration.registrationsPerMinute, maximumDevices: configuration.maximumDevices,
-            tokenHash: configuration.registrationToken.map(Secrets.hash))
+            tokenHash: configuration.registrationToken.map(Secrets.hash), webPushPolicy: try configuration.webPush.egressPolicy(),
+            webPushPublicKey: try configuration.webPush.vapidPrivateKey.map { key throws in try VAPIDKey.publicKey(of: key) })
     }
 }
 

@@ -112,7 +112,7 @@ extension Bench {
                 met: result.perSecond >= 0.25 * baselines.bareStack))
         report.add(
             Figure(
-                scenario: scenario, name: "delivered (\(provider.name) 200) per second, same window", value: delivered,
+                scenario: scenario, name: "delivered (\(provider.name) \(provider.successStatus)) per second, same window", value: delivered,
                 unit: "push/s", ratio: delivered / baselines.bareStack, ratioTo: "bare stack", target: "≥ 0.25 × bare stack",
                 met: delivered >= 0.25 * baselines.bareStack))
         for percentile in [50.0, 99.0] {

@@ -14,13 +14,19 @@ protocol BenchProvider: Sendable {
     var platform: Platform { get }
     /// The `HERALD_*` options that point Herald at the double (and configure no other provider).
     var heraldEnvironment: [String: String] { get }
-    /// Answers `200` the double has written so far.
+    /// Answers `200` (a push service's `201`) the double has written so far.
     var delivered: Int { get }
+    /// The status a delivery is answered with: `200`, or `201` for a push service.
+    var successStatus: Int { get }
     /// What counts as a duplicate delivery, for the figure's name ("a 2nd APNs 200 for one apns-id").
     var duplicateMeaning: String { get }
     /// Starts recording which of Herald's notifications the double answers `200` for. `store` is the SQLite file of
     /// the Herald instance that delivers to it.
     func startLedger(store: String) -> any DeliveryLedger
+}
+
+extension BenchProvider {
+    var successStatus: Int { 200 }
 }
 
 /// Which of Herald's notifications (by the id Herald answered with) a provider double answered `200` for, from the
@@ -70,7 +76,7 @@ enum DoubleBaseline {
             do {
                 let response = try await clients[index % clients.count].execute(request(index), timeout: .seconds(30))
                 let body = try await response.body.collect(upTo: 65_536)
-                guard response.status.code == 200 else {
+                guard (200..<300).contains(response.status.code) else {  // push services answer 201
                     return .failure(
                         BenchFailure(description: "\(name) double answered \(response.status.code) \(String(buffer: body))"))
                 }

@@ -53,7 +53,8 @@ struct DeviceIdentity: Sendable {
 enum Registration {
     /// Registers `count` devices with `concurrency` clients; returns their identities and the rate.
     static func register(
-        count: Int, concurrency: Int, platform: Platform, client: LoadClient, salt: String, label: String
+        count: Int, concurrency: Int, platform: Platform, client: LoadClient, salt: String, label: String,
+        webPushSubscription: (@Sendable (Int) -> String)? = nil
     ) async -> (devices: [DeviceIdentity], result: ClosedLoopResult) {
         let registered = Mutex<[DeviceIdentity]>([])
         let result = await ClosedLoop.run(concurrency: concurrency, totalRequests: count, label: label) { index in
@@ -61,6 +62,7 @@ enum Registration {
                 switch platform {
                 case .websocket: #"{"platform":"websocket"}"#
                 case .fcm: #"{"platform":"fcm","token":"\#(DeviceIdentity.fcmToken(index, salt: salt))"}"#
+                case .webpush: #"{"platform":"webpush","subscription":\#(webPushSubscription?(index) ?? "null")}"#
                 case .apns: #"{"token":"\#(DeviceIdentity.seeded(index, salt: salt).token)","environment":"production"}"#
                 }
             do {

@@ -19,8 +19,9 @@ struct RunBenchmark: AsyncParsableCommand {
     @Option(
         help: """
             The scenarios to run, e.g. 1,2,5 (default: all of 1-6, and 7 when a PostgreSQL server is given; the \
-            baselines run whenever one of 1-7 does). Scenario 1 runs twice: for APNs devices, then for FCM devices \
-            on a Herald instance configured for FCM only, beside the FCM double's own limit ("1 fcm"). b2 (not in \
+            baselines run whenever one of 1-7 does). Scenario 1 runs three times: for APNs devices, then for FCM devices \
+            on a Herald instance configured for FCM only, beside the FCM double's own limit ("1 fcm"), then for Web Push \
+            devices likewise ("1 webpush"). b2 (not in \
             the default set): the APNs client, AsyncHTTPClient against Herald's own on swift-nio-http2, both driving \
             the APNs double as baseline b does; --scenarios b2 runs it alone. 8 (only when named): fairness, another \
             user's latency without and under one device's attack.
@@ -122,9 +123,11 @@ struct RunBenchmark: AsyncParsableCommand {
         let binaries = try Binaries.locate(build: !noBuild, needsHerald: !selected.isEmpty)
         let apns = try await BenchAPNs.start(in: directory)
         let fcm = try await selected.contains(1) ? BenchFCM.start(in: directory) : nil
+        let webPush = try await selected.contains(1) ? BenchWebPush.start(devices: plan.devices) : nil
         let report = Report()
         let bench = Bench(
-            plan: plan, binaries: binaries, directory: directory, apns: apns, fcm: fcm, wrk: wrk, report: report)
+            plan: plan, binaries: binaries, directory: directory, apns: apns, fcm: fcm, webPush: webPush, wrk: wrk,
+            report: report)
 
         // The baselines are what scenarios 1-7 compare with; b2 measures its own.
         let baselines = selected.isEmpty ? nil : try await bench.baselines()
@@ -135,6 +138,7 @@ struct RunBenchmark: AsyncParsableCommand {
                 try await bench.mainInstance(scenarios: selected, context: &context)
             }
             if selected.contains(1) { try await bench.acceptAndDeliverFCM(context: context) }
+            if selected.contains(1) { try await bench.acceptAndDeliverWebPush(context: context) }
             if selected.contains(5) { try await bench.storeScale(context: context) }
             if selected.contains(6) { try await bench.recovery(baselines: baselines) }
             if selected.contains(7) { try await bench.postgres(serverURL: postgres, context: context) }
@@ -142,6 +146,7 @@ struct RunBenchmark: AsyncParsableCommand {
         }
         try? await apns.double.shutdown()
         try? await fcm?.double.shutdown()
+        try? await webPush?.double.shutdown()
 
         let command = "swift run -c release herald-bench " + CommandLine.arguments.dropFirst().joined(separator: " ")
         let document = report.document(
@@ -178,10 +183,16 @@ final class Bench: Sendable {
     let apns: BenchAPNs
     /// The FCM double, when scenario 1 runs.
     let fcm: BenchFCM?
+    /// The push-service double, when scenario 1 runs (its run for Web Push devices).
+    let webPush: BenchWebPush?
     let wrk: Wrk
     let report: Report
 
-    init(plan: Plan, binaries: Binaries, directory: URL, apns: BenchAPNs, fcm: BenchFCM?, wrk: Wrk, report: Report) {
+    init(
+        plan: Plan, binaries: Binaries, directory: URL, apns: BenchAPNs, fcm: BenchFCM?, webPush: BenchWebPush? = nil, wrk: Wrk,
+        report: Report
+    ) {
+        self.webPush = webPush
         self.plan = plan
         self.binaries = binaries
         self.directory = directory

@@ -23,12 +23,18 @@ public struct DeviceRegistrar: Sendable {
         public var token: String?
         /// ActivityKit's push-to-start token (lowercase hex); `nil` when the registration carries none.
         public var pushToStartToken: String?
+        /// A Web Push subscription's keys (the endpoint is `token`); `nil` for other platforms.
+        public var webPushKeys: WebPushKeys?
 
-        public init(platform: Platform, environment: PushEnvironment, token: String?, pushToStartToken: String? = nil) {
+        public init(
+            platform: Platform, environment: PushEnvironment, token: String?, pushToStartToken: String? = nil,
+            webPushKeys: WebPushKeys? = nil
+        ) {
             self.platform = platform
             self.environment = environment
             self.token = token
             self.pushToStartToken = pushToStartToken
+            self.webPushKeys = webPushKeys
         }
     }
 
@@ -85,7 +91,7 @@ public struct DeviceRegistrar: Sendable {
         let device = Device(
             userIDHash: userID.lookupHash, secretHash: Secrets.hash(secret), platform: target.platform,
             environment: target.environment, token: target.token, createdAt: now, updatedAt: now,
-            pushToStartToken: target.pushToStartToken)
+            pushToStartToken: target.pushToStartToken, webPushKeys: target.webPushKeys)
         try await StoreUnavailable.during(as: RegistrationError.storeUnavailable) { try await store.insertDevice(device) }
         logger.info("Device registered", metadata: ["device": "\(device.id)", "platform": "\(device.platform.rawValue)"])
         return NewDevice(device: device, userID: userID, secret: secret)
@@ -99,6 +105,7 @@ public struct DeviceRegistrar: Sendable {
         device.pushToStartToken = target.pushToStartToken ?? device.pushToStartToken
         device.platform = target.platform
         device.environment = target.environment
+        device.webPushKeys = target.webPushKeys
         device.isActive = true
         device.inactiveReason = nil
         device.updatedAt = clock.now()

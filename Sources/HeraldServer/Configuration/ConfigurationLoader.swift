@@ -3,6 +3,7 @@ import HeraldAPNs
 import HeraldFCM
 import HeraldProviderKit
 import HeraldTransport
+import HeraldWebPush
 import Logging
 import Yams
 
@@ -120,6 +121,7 @@ public enum ConfigurationLoader {
         }
         configuration.apns = try apnsSettings(&reader)
         configuration.fcm = try fcmSettings(&reader)
+        configuration.webPush = try webPushSettings(&reader)
         if let unknown = reader.unread.sorted().first {
             throw ConfigurationError("\(unknown): unknown option (see the configuration table in README.md)")
         }
@@ -209,6 +211,23 @@ public enum ConfigurationLoader {
         if let text = optionalValues[.connections] {
             configuration.connections = try Reader.integer(text, named: FCMOption.connections.rawValue, in: 1...64)
         }
+        if let problem = configuration.settingProblems().first { throw ConfigurationError(problem.description) }
+        return configuration
+    }
+
+    /// `HERALD_VAPID_*` and `HERALD_WEBPUSH_*`; the subject, when given, is checked here, so that `herald serve` stops
+    /// with one line naming it.
+    private static func webPushSettings(_ reader: inout Reader) throws -> WebPushConfiguration {
+        var configuration = WebPushConfiguration()
+        configuration.subject = reader.string(WebPushOption.subject.rawValue)
+        configuration.vapidPrivateKey = reader.string(WebPushOption.privateKey.rawValue)
+        configuration.allowedHosts = (reader.string(WebPushOption.allowedHosts.rawValue) ?? "")
+            .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        configuration.trustedCAPath = reader.string(WebPushOption.trustedCAPath.rawValue)
+        if let seconds = try reader.integer(WebPushOption.requestTimeout.rawValue, in: 1...120) {
+            configuration.requestTimeout = .seconds(seconds)
+        }
+        configuration.maximumPerHost = try reader.integer(WebPushOption.maximumPerHost.rawValue, in: 1...1_000) ?? configuration.maximumPerHost
         if let problem = configuration.settingProblems().first { throw ConfigurationError(problem.description) }
         return configuration
     }

@@ -3,6 +3,7 @@ import HeraldAPNs
 import HeraldCore
 import HeraldFCM
 import HeraldTransport
+import HeraldWebPush
 import Logging
 
 /// Everything `herald serve` can be told. A plain value: tests build it directly,
@@ -63,6 +64,9 @@ public struct HeraldConfiguration: Sendable {
     public var apns: APNsConfiguration?
     /// FCM; `nil` when no FCM option is set (notifications for FCM devices then stay queued).
     public var fcm: FCMConfiguration?
+    /// Web Push: the allowed hosts and the key are used for registration and `GET /api/push/webpush/key` whether or not
+    /// the provider is configured; the provider is configured once `subject` (`HERALD_VAPID_SUBJECT`) is set.
+    public var webPush = WebPushConfiguration()
     /// Reverse proxies whose forwarding header is believed (IP addresses or CIDR ranges, e.g. `10.0.0.0/8`, `::1`);
     /// empty: the client address of every request is its socket peer.
     public var trustedProxies: [String] = []

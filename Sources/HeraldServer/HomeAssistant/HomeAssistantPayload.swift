@@ -3,13 +3,17 @@ import HeraldCore
 
 /// Maps a Home Assistant notify call to what the official relay would have sent the phone: for an APNs device the
 /// APNs push of `legacy.js` (this file), or of `live-activity.js` when the call carries a `live_activity_token`
-/// (``HomeAssistantLiveActivity``); for an FCM device the message of `android.js` (``HomeAssistantAndroidPayload``).
+/// (``HomeAssistantLiveActivity``); for an FCM device the message of `android.js` (``HomeAssistantAndroidPayload``);
+/// for a Web Push device the title and message with what a browser shows from `data` (``HomeAssistantWebPush``).
 /// The relay's own fixtures hold Herald to it (`HomeAssistantRelayFixtureTests`); docs/homeassistant.md lists every row.
 enum HomeAssistantPayload {
     static func draft(
         for request: HomeAssistantRequest, platform: Platform, now: Date, activityClock: LiveActivityClock
     ) throws -> NotificationDraft {
         if platform == .fcm { return try HomeAssistantAndroidPayload.draft(for: request) }
+        if platform == .webpush, request.liveActivityToken == nil {
+            return HomeAssistantWebPush.draft(for: request, base: try legacy(request, now: now))
+        }
         if let token = request.liveActivityToken {
             return try HomeAssistantLiveActivity.draft(for: request, token: token, clock: activityClock, now: now)
         }

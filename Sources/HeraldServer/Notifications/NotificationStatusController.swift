@@ -47,9 +47,10 @@ struct NotificationStatusController<Context: RemoteAddressRequestContext>: Senda
         }
         if let error = notification.lastError { body["last_error"] = .string(error) }
         if let providerID = notification.providerMessageID {
-            // The provider's id: an `apns-id`, or FCM's message name (`projects/…/messages/…`).
+            // The provider's id: an `apns-id`, FCM's message name (`projects/…/messages/…`), or a push service's
+            // `Location` (Web Push).
             body["provider_message_id"] = .string(providerID)
-            if device.platform != .fcm { body["apns_id"] = .string(providerID) }
+            if device.platform == .apns || device.platform == .websocket { body["apns_id"] = .string(providerID) }
         }
         return JSONResponse.make(status: .ok, body: body)
     }

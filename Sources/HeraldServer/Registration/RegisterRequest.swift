@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldWebPush
 
 /// `POST /api/push/register`: a new device, or a new token for an existing USER_ID.
 struct RegisterRequest {
@@ -8,18 +9,29 @@ struct RegisterRequest {
     var environment: PushEnvironment
     /// ActivityKit's push-to-start token (`live_activity_push_to_start_token`), lowercase hex; APNs devices only.
     var pushToStartToken: String?
+    /// A Web Push subscription's keys (its endpoint is `token`).
+    var webPushKeys: WebPushKeys?
     /// Present on re-registration (from the body or Basic credentials).
     var owner: (userID: String, secret: String)?
 
     /// Decodes and validates the body; `basic` are the request's Basic credentials, if any.
-    init(_ body: JSONObject, basic: (userID: String, secret: String)?) throws {
+    init(_ body: JSONObject, basic: (userID: String, secret: String)?, webPushPolicy: WebPushEgressPolicy = .knownServicesOnly) throws {
         let fields = FieldReader(body)
         let platformName = try fields.optionalChoice("platform", from: Platform.allCases.map(\.rawValue)) ?? "apns"
         platform = Platform(rawValue: platformName) ?? .apns
         let environmentName =
             try fields.optionalChoice("environment", from: PushEnvironment.allCases.map(\.rawValue)) ?? "production"
         environment = PushEnvironment(rawValue: environmentName) ?? .production
-        token = try Self.validToken(try fields.optionalString("token"), for: platform)
+        if platform == .webpush {
+            guard try fields.optionalString("token") == nil else {
+                throw APIError.invalidField("token", "token must be absent for platform webpush: send subscription.")
+            }
+            let subscription = try WebPushSubscriptionRules.validated(fields, policy: webPushPolicy)
+            token = subscription.endpoint
+            webPushKeys = subscription.keys
+        } else {
+            token = try Self.validToken(try fields.optionalString("token"), for: platform)
+        }
         pushToStartToken = try Self.validPushToStartToken(try fields.optionalString(Self.pushToStartField), for: platform)
 
         let userID = try fields.optionalString("user_id")
@@ -64,6 +76,8 @@ struct RegisterRequest {
                     "token", "token must be an FCM registration token: letters, digits and - _ : . only.")
             }
             return token
+        case .webpush:
+            throw APIError.invalidField("subscription", "subscription is required for platform webpush.")
         case .websocket:
             guard token == nil else {
                 throw APIError.invalidField("token", "token must be absent for platform websocket.")

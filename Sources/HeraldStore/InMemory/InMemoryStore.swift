@@ -14,6 +14,8 @@ public actor InMemoryStore: HeraldStore {
     private var parked: Set<PushNotification.ID> = []
     /// API tokens (see InMemoryStore+APITokens.swift); those of deleted devices are ignored and purged lazily.
     var apiTokens: [APIToken.ID: APIToken] = [:]
+    /// ``ServerSettingStore``'s values.
+    var settings: [String: String] = [:]
 
     private struct CounterKey: Hashable {
         var deviceID: Device.ID

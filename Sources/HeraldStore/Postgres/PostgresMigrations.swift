@@ -152,6 +152,12 @@ enum PostgresMigrations {
                 "ALTER TABLE notification ADD COLUMN content bytea", "ALTER TABLE notification ADD COLUMN rendered_by text",
             ]),
         Migration(
+            version: 8, description: "a Web Push device's subscription keys",
+            statements: [
+                "ALTER TABLE device ADD COLUMN webpush_p256dh text", "ALTER TABLE device ADD COLUMN webpush_auth text",
+                "CREATE TABLE server_setting (name text PRIMARY KEY, value text NOT NULL)",
+            ]),
+        Migration(
             version: 9, description: "API token scopes and slugs; a device's push-to-start token",
             statements: [
                 "ALTER TABLE api_token ADD COLUMN scopes text", "ALTER TABLE api_token ADD COLUMN slugs text",

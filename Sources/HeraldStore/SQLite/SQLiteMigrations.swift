@@ -132,6 +132,14 @@ enum SQLiteMigrations {
                     ALTER TABLE notification ADD COLUMN rendered_by TEXT;
                     """)
         }
+        migrator.registerMigration("v11: a Web Push device's subscription keys") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE device ADD COLUMN webpush_p256dh TEXT;
+                    ALTER TABLE device ADD COLUMN webpush_auth TEXT;
+                    CREATE TABLE server_setting (name TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+                    """)
+        }
         migrator.registerMigration("v12: API token scopes and slugs; a device's push-to-start token") { db in
             try db.execute(
                 sql: """

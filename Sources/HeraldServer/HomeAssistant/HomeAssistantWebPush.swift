@@ -1,0 +1,39 @@
+import Foundation
+import HeraldCore
+
+/// A Home Assistant notify call for a Web Push device (a browser): the relay defines no payload for browsers, so the
+/// call's title and message are the notification, with what a browser can show from `data`:
+///
+/// | `data` | Web Push payload |
+/// |---|---|
+/// | `image` (an `http(s)` URL) | `image` |
+/// | `url` (iOS), or `clickAction` (Android) when it is an `http(s)` URL | `url`, opened on a tap |
+/// | `tag` | `tag` and `Topic`: a later notification with the same tag replaces this one |
+/// | `actions` (`action`, `title`, `uri`) | `actions` (`id`, `title`, `url`) |
+///
+/// A command (`clear_badge`, `request_location_update`, …) has no meaning in a browser; it is shown as its message.
+enum HomeAssistantWebPush {
+    static func draft(for request: HomeAssistantRequest, base: NotificationDraft) -> NotificationDraft {
+        var draft = base
+        let data = request.data
+        // A command (`clear_badge`, `request_location_update`, …) has no alert: a browser must show something.
+        if draft.content.title == nil, draft.content.body == nil { draft.content.body = request.message }
+        if let image = data["image"]?.stringValue, isWebURL(image) { draft.content.imageURL = image }
+        if let url = data["url"]?.stringValue ?? data["clickAction"]?.stringValue, isWebURL(url) { draft.content.tapURL = url }
+        if let tag = data["tag"]?.stringValue, !tag.isEmpty { draft.collapseID = tag }
+        if case .array(let actions)? = data["actions"] {
+            draft.content.actions = actions.compactMap(\.objectValue).compactMap { action in
+                guard let id = action["action"]?.stringValue, let title = action["title"]?.stringValue else { return nil }
+                var mapped: JSONObject = ["id": .string(id), "title": .string(title)]
+                if let uri = action["uri"]?.stringValue, isWebURL(uri) { mapped["url"] = .string(uri) }
+                return mapped
+            }
+        }
+        return draft
+    }
+
+    private static func isWebURL(_ text: String) -> Bool {
+        let lowered = text.lowercased()
+        return lowered.hasPrefix("https://") || lowered.hasPrefix("http://")
+    }
+}
