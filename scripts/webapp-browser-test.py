@@ -356,8 +356,7 @@ def run(herald, driver, target, work):
     check(any(icon.get("purpose") == "maskable" for icon in manifest["icons"]), "no maskable icon")
 
     print("iPhone outside the home screen: the Add to Home Screen steps")
-    driver.get(base + "/healthz")
-    desktop_agent = driver.execute_script("return navigator.userAgent")
+    desktop_agent = driver.execute_script("return navigator.userAgent")  # on the first, blank page
     driver.execute_cdp_cmd("Emulation.setUserAgentOverride", {"userAgent": IPHONE, "platform": "iPhone"})
     driver.get(base + "/app/")
     wait_for(lambda: visible(driver, "ios-steps"), "no Add to Home Screen steps on an iPhone")
@@ -412,31 +411,19 @@ def run(herald, driver, target, work):
     wait_for(lambda: "Overseerr" in inbox_titles(driver), "the backfill did not bring the API's notification")
 
     print("a push delivered to the service worker")
-    devtools = DevTools(driver.capabilities["goog:chromeOptions"]["debuggerAddress"], base + "/app/")
-    try:
-        devtools.command("ServiceWorker.enable")
-        event = devtools.wait_for_event(
-            lambda e: e.get("method") == "ServiceWorker.workerRegistrationUpdated"
-            and any(r["scopeURL"] == base + "/app/" and not r.get("isDeleted") for r in e["params"]["registrations"]),
-            "no ServiceWorker.workerRegistrationUpdated for /app/")
-        registration_id = next(r["registrationId"] for r in event["params"]["registrations"] if r["scopeURL"] == base + "/app/")
-        push_id = "019abcde-f012-7345-8678-9abcdef01234"
-        push = {
-            "id": push_id, "title": "Front Door", "body": "Someone is at the front door", "tag": "front-door",
-            "level": "time-sensitive", "url": base + "/app/", "image": base + "/app/icon512.png",
-            "actions": [
-                {"id": "open-gate", "title": "Open gate", "url": target.base + "/gate", "method": "POST",
-                 "headers": {"Authorization": "Bearer HA_TOKEN", "Content-Type": "application/json"},
-                 "body": "{\"entity_id\":\"cover.gate\"}", "foreground": False},
-                {"id": "view", "title": "View camera", "url": "https://ha.example.com/camera", "method": "GET",
-                 "foreground": True},
-            ],
-            "data": {"source": "doorbell"},
-        }
-        devtools.command("ServiceWorker.deliverPushMessage",
-                         {"origin": base, "registrationId": registration_id, "data": json.dumps(push)})
-    finally:
-        devtools.close()
+    push_id = uuid7()
+    push = {
+        "id": push_id, "title": "Front Door", "body": "Someone is at the front door", "tag": "front-door",
+        "level": "time-sensitive", "url": base + "/app/", "image": base + "/app/icon512.png",
+        "actions": [
+            {"id": "open-gate", "title": "Open gate", "url": target.base + "/gate", "method": "POST",
+             "headers": {"Authorization": "Bearer HA_TOKEN", "Content-Type": "application/json"},
+             "body": "{\"entity_id\":\"cover.gate\"}", "foreground": False},
+            {"id": "view", "title": "View camera", "url": "https://ha.example.com/camera", "method": "GET", "foreground": True},
+        ],
+        "data": {"source": "doorbell"},
+    }
+    deliver_push(driver, base, push)
     wait_for(lambda: "Front Door" in inbox_titles(driver), "the pushed notification is not in the inbox")
     shown = page_async(driver, """
         const registration = await navigator.serviceWorker.ready;
@@ -458,12 +445,7 @@ def run(herald, driver, target, work):
     check(driver.find_element(By.ID, "unread").text == "2", "unread count")
 
     print("replacing it: the same tag shows once")
-    devtools = DevTools(driver.capabilities["goog:chromeOptions"]["debuggerAddress"], base + "/app/")
-    try:
-        devtools.command("ServiceWorker.deliverPushMessage", {"origin": base, "registrationId": registration_id, "data": json.dumps(
-            dict(push, id="019abcde-f013-7345-8678-9abcdef01234", body="Still someone at the front door"))})
-    finally:
-        devtools.close()
+    deliver_push(driver, base, dict(push, id=uuid7(), body="Still someone at the front door", image=None))
     wait_for(lambda: inbox_titles(driver).count("Front Door") == 2, "the second push is not in the inbox")
     shown = page_async(driver, """
         const list = await (await navigator.serviceWorker.ready).getNotifications({tag: 'front-door'});
@@ -495,6 +477,33 @@ def run(herald, driver, target, work):
     driver.get(base + "/app/")
     wait_for(lambda: visible(driver, "device") and "Front Door" in inbox_titles(driver),
              "the app did not load offline with its inbox")
+
+
+def deliver_push(driver, base, push):
+    """Delivers `push` (its JSON) to the app's service worker as a push service would, through the DevTools protocol:
+    ServiceWorker.deliverPushMessage with the origin and the registration id ServiceWorker.workerRegistrationUpdated
+    names for the scope /app/."""
+    devtools = DevTools(driver.capabilities["goog:chromeOptions"]["debuggerAddress"], base + "/app/")
+    try:
+        devtools.command("ServiceWorker.enable")
+        event = devtools.wait_for_event(
+            lambda e: e.get("method") == "ServiceWorker.workerRegistrationUpdated"
+            and any(r["scopeURL"] == base + "/app/" and not r.get("isDeleted") for r in e["params"]["registrations"]),
+            "no ServiceWorker.workerRegistrationUpdated for /app/")
+        registration_id = next(r["registrationId"] for r in event["params"]["registrations"] if r["scopeURL"] == base + "/app/")
+        devtools.command("ServiceWorker.deliverPushMessage",
+                         {"origin": base, "registrationId": registration_id, "data": json.dumps(push)})
+    finally:
+        devtools.close()
+
+
+def uuid7():
+    """A notification id as Herald makes them (UUIDv7: the time in milliseconds, then random bits)."""
+    value = (int(time.time() * 1000) << 80) | int.from_bytes(os.urandom(10), "big")
+    value = (value & ~(0xF << 76)) | (0x7 << 76)
+    value = (value & ~(0x3 << 62)) | (0x2 << 62)
+    text = f"{value:032x}"
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 
 def free_port():

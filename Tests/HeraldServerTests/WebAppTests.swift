@@ -63,7 +63,9 @@ struct WebAppTests {
             #expect(worker.headers[.contentType] == "text/javascript; charset=utf-8")
             #expect(worker.headers[HTTPField.Name("Service-Worker-Allowed")!] == "/app/")
             #expect(worker.headers[.cacheControl] == "no-cache")
-            #expect(worker.headers[.contentSecurityPolicy]?.contains("connect-src 'self' https: http:") == true)
+            let policy = try #require(worker.headers[.contentSecurityPolicy])
+            #expect(policy.contains("script-src 'self';"))  // importScripts("/app/db.js")
+            #expect(policy.contains("connect-src 'self' https: http:"))
             // Every file the worker keeps for offline use is there.
             let script = String(buffer: worker.body)
             let shellStart = try #require(script.range(of: "const SHELL = [")).lowerBound

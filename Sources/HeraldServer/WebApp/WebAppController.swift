@@ -51,9 +51,11 @@ enum WebAppFiles {
             + "manifest-src 'self'; worker-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
     }
 
-    /// The service worker's policy: it performs notification actions, which are requests to the sender's `http(s)`
-    /// URLs (seed 001's silent actions), so its `connect-src` is open to them.
-    static var workerPolicy: String { "default-src 'none'; connect-src 'self' https: http:; img-src 'self' https: data:" }
+    /// The service worker's policy: its own scripts (`importScripts`); it performs notification actions, which are
+    /// requests to the sender's `http(s)` URLs (seed 001's silent actions), so its `connect-src` is open to them.
+    static var workerPolicy: String {
+        "default-src 'none'; script-src 'self'; connect-src 'self' https: http:; img-src 'self' https: data:"
+    }
 
     /// The files by their name under `/app/`; `""` is the page.
     static let files: [String: File] = [

@@ -305,6 +305,10 @@
   }
 
   async function start() {
+    $("token-form").addEventListener("submit", (event) => {
+      event.preventDefault();  // Enter in the token field subscribes; the form itself is never sent
+      $("enable").click();
+    });
     $("enable").addEventListener("click", guarded(subscribe));
     $("reregister").addEventListener("click", guarded(subscribe));
     $("unsubscribe").addEventListener("click", guarded(unsubscribe));
