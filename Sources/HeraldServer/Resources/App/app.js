@@ -5,7 +5,8 @@
 
 (() => {
   const $ = (id) => document.getElementById(id);
-  const state = { device: null, registration: null };
+  // `publicKey`: the promise of Herald's VAPID key, fetched once the page knows it may subscribe.
+  const state = { device: null, registration: null, publicKey: null };
 
   function notice(text, isError = false) {
     const element = $("notice");
@@ -66,13 +67,15 @@
   // same USER_ID with the new subscription.
   async function subscribe() {
     notice("Subscribing…");
-    const publicKey = await vapidKey();
+    // The permission first, while the tap still counts as one (Safari asks only from a user gesture); the key was
+    // fetched when the page opened.
     const permission = await Notification.requestPermission();
     if (permission !== "granted") {
       throw new Error(permission === "denied"
         ? "Notifications are blocked for this site: allow them in the browser's site settings, then try again."
         : "Notifications were not allowed; try again and choose Allow.");
     }
+    const publicKey = await (state.publicKey || vapidKey());
     const registration = await navigator.serviceWorker.ready;
     let subscription = await registration.pushManager.getSubscription();
     const sameKey = subscription && subscription.options && subscription.options.applicationServerKey
@@ -343,6 +346,11 @@
       return;
     }
     show("subscribe");
+    state.publicKey = vapidKey();
+    state.publicKey.catch((error) => {
+      state.publicKey = null;  // asked again on the tap, which then says why
+      notice(error.message, true);
+    });
   }
 
   start().catch((error) => notice(`The app did not start: ${error && error.message ? error.message : error}`, true));
