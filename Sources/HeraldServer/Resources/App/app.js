@@ -210,8 +210,9 @@
   }
 
   function outcomeText(outcome) {
-    if (outcome.ok) return `“${outcome.action}” done (${outcome.status}).`;
-    return outcome.status ? `“${outcome.action}” failed: ${outcome.status}.` : `“${outcome.action}” failed: ${outcome.error || "no answer"}.`;
+    const name = `“${outcome.title || outcome.action}”`;
+    if (outcome.ok) return `${name} done (${outcome.status}).`;
+    return outcome.status ? `${name} failed: ${outcome.status}.` : `${name} failed: ${outcome.error || "no answer"}.`;
   }
 
   async function markRead(id) {

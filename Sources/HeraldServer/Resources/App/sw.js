@@ -133,9 +133,10 @@ async function perform(action) {
   if (typeof action.body === "string" && method !== "GET" && method !== "HEAD") init.body = action.body;
   try {
     const response = await fetch(action.url, init);
-    return { action: action.id, ok: response.ok, status: response.status, at: Date.now() };
+    return { action: action.id, title: action.title, ok: response.ok, status: response.status, at: Date.now() };
   } catch (error) {
-    return { action: action.id, ok: false, error: String(error && error.message ? error.message : error), at: Date.now() };
+    const reason = String(error && error.message ? error.message : error);
+    return { action: action.id, title: action.title, ok: false, error: reason, at: Date.now() };
   }
 }
 
