@@ -151,7 +151,7 @@ let package = Package(
             name: "HeraldServer",
             dependencies: [
                 "HeraldCore", "HeraldProviderKit", "HeraldAPNs", "HeraldFCM", "HeraldStore", "HeraldTransport",
-                "HeraldWebPush",
+                "HeraldWebPush",  // the web app's inbox lists notifications as its service worker receives them
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -171,7 +171,10 @@ let package = Package(
             resources: [.embedInCode("Resources/openapi.yaml")]
                 + ["header", "footer", "login", "message", "overview", "notifications", "live", "notification", "device", "send"]
                 .map { .embedInCode("Resources/Admin/\($0).mustache") }
-                + [.embedInCode("Resources/Admin/style.css")],
+                + [.embedInCode("Resources/Admin/style.css")]
+                // The web app at /app (WebAppController).
+                + ["index.html", "app.js", "db.js", "app.css", "sw.js", "manifest.webmanifest", "icon192.png", "icon512.png", "maskable512.png",
+                    "badge96.png"].map { .embedInCode("Resources/App/\($0)") },
             swiftSettings: swiftSettings
         ),
         // Test support shared by tests and benchmarks: the APNs and FCM doubles, test keys, a test clock.

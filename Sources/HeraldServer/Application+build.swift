@@ -210,6 +210,8 @@ func buildRouters(
         hub: hub, directory: directory, credentials: credentials, worker: worker, link: link,
         sessionConfiguration: webSocketSession, clock: clock, logger: logger)
     webSocket.addRoutes(to: router)
+    RecentNotificationsController(store: store, directory: directory, credentials: credentials).addRoutes(to: api)
+    WebAppController().addRoutes(to: router)
     return (router, webSocket)
 }
 

@@ -18,7 +18,7 @@ struct OpenAPITests {
             #expect(document["openapi"] as? String == "3.1.0")
             let paths = try #require(document["paths"] as? [String: Any])
             #expect(Set(paths.keys) == [
-                "/api/push/register", "/api/push/notify", "/api/push/notifications/{id}", "/api/push/homeassistant",
+                "/api/push/register", "/api/push/notify", "/api/push/notifications/{id}", "/api/push/notifications", "/api/push/homeassistant",
                 "/api/push/homeassistant/rate_limits", "/api/push/tokens", "/api/push/tokens/{idOrName}", "/notifications",
                 "/api/push/websocket", "/openapi.yaml", "/healthz", "/readyz", "/metrics", "/health", "/auth/me",
                 "/api/push/webpush/key",

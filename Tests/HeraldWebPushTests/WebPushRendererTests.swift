@@ -29,6 +29,19 @@ struct WebPushRendererTests {
                 == ["title": "Relay", "body": "row for row", "silent": true])
     }
 
+    /// Herald's web app performs a silent action from its service worker with the action's own method, headers and
+    /// body (seed 001), and opens a foreground one: the renderer passes each action whole.
+    @Test func actionsReachTheServiceWorkerWholeWithMethodHeadersBodyAndForeground() {
+        let action: JSONObject = [
+            "id": "open-blinds", "title": "Open", "url": "https://ha.local/api/services/cover/open_cover", "method": "POST",
+            "headers": ["Authorization": "Bearer HA", "Content-Type": "application/json"], "body": #"{"entity_id":"cover.blinds"}"#,
+            "foreground": false, "destructive": false, "authentication_required": false,
+        ]
+        let content = NotificationContent(title: "Blinds", body: "Open them?", actions: [action, ["id": "view", "title": "View", "foreground": true]])
+        let payload = WebPushRenderer().render(content, priority: 10, collapseID: nil).payload
+        #expect(payload["actions"] == .array([.object(action), ["id": "view", "title": "View", "foreground": true]]))
+    }
+
     @Test func aLongBodyIsShortenedToFitOneRecordWithRoomForTheID() throws {
         let content = NotificationContent(title: "T", body: String(repeating: "🐦", count: 2_000))
         let fitted = try WebPushRenderer().fitted(content, priority: 10, collapseID: nil)
