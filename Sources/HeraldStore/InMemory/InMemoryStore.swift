@@ -14,6 +14,8 @@ public actor InMemoryStore: HeraldStore {
     private var parked: Set<PushNotification.ID> = []
     /// API tokens (see InMemoryStore+APITokens.swift); those of deleted devices are ignored and purged lazily.
     var apiTokens: [APIToken.ID: APIToken] = [:]
+    /// PushWard activities per device and slug (see InMemoryStore+Activities.swift).
+    var activityRows: [Device.ID: [String: ActivityRecord]] = [:]
 
     private struct CounterKey: Hashable {
         var deviceID: Device.ID
@@ -48,6 +50,7 @@ public actor InMemoryStore: HeraldStore {
             parked.remove(notification)
         }
         counters = counters.filter { $0.key.deviceID != id }
+        activityRows[id] = nil
     }
 
     public func deactivateDevice(id: Device.ID, token: String, reason: String, at date: Date) async throws {
