@@ -16,10 +16,12 @@ public struct APIToken: Sendable, Equatable, Identifiable {
     public var lastUsedAt: Date?
     /// When the token was revoked; `nil` while it is active.
     public var revokedAt: Date?
+    /// Its scopes and the activity slugs it may touch (``APITokenGrants/everything`` unless it was created with less).
+    public var grants: APITokenGrants
 
     public init(
         id: UUID = .random(), deviceID: Device.ID, name: String, tokenHash: String, createdAt: Date, lastUsedAt: Date? = nil,
-        revokedAt: Date? = nil
+        revokedAt: Date? = nil, grants: APITokenGrants = .everything
     ) {
         self.id = id
         self.deviceID = deviceID
@@ -28,6 +30,7 @@ public struct APIToken: Sendable, Equatable, Identifiable {
         self.createdAt = createdAt
         self.lastUsedAt = lastUsedAt
         self.revokedAt = revokedAt
+        self.grants = grants
     }
 
     /// Whether the token was revoked (it then authorises nothing).

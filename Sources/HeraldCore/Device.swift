@@ -38,11 +38,14 @@ public struct Device: Sendable, Equatable, Identifiable {
     public var dailyLimit: Int?
     public var createdAt: Date
     public var updatedAt: Date
+    /// The ActivityKit push-to-start token (APNs, lowercase hex, the device's environment) that starts a Live Activity
+    /// Herald drives (PushWard's activity API); `nil` when the app gave none.
+    public var pushToStartToken: String?
 
     public init(
         id: UUID = .random(), userIDHash: String, secretHash: String, platform: Platform, environment: PushEnvironment,
         token: String?, isActive: Bool = true, inactiveReason: String? = nil, dailyLimit: Int? = nil,
-        createdAt: Date, updatedAt: Date
+        createdAt: Date, updatedAt: Date, pushToStartToken: String? = nil
     ) {
         self.id = id
         self.userIDHash = userIDHash
@@ -55,5 +58,6 @@ public struct Device: Sendable, Equatable, Identifiable {
         self.dailyLimit = dailyLimit
         self.createdAt = createdAt
         self.updatedAt = updatedAt
+        self.pushToStartToken = pushToStartToken
     }
 }

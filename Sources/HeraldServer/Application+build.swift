@@ -189,6 +189,10 @@ func buildRouters(
     APITokenController(tokens: tokens, directory: directory, credentials: credentials, bodyLimit: bodyLimit).addRoutes(to: api)
     ActionNotificationController(pipeline: pipeline, tokens: tokens, credentials: credentials, clock: clock, bodyLimit: bodyLimit)
         .addRoutes(to: router)
+    // PushWard's account paths; `activity_count` comes from the activity store once it exists (issue 31, la-service).
+    PushWardAccountController(
+        authorizer: PushWardAuthorizer(tokens: tokens, credentials: credentials), pipeline: pipeline, activityCount: { _ in 0 }
+    ).addRoutes(to: router)
     HomeAssistantController(pipeline: pipeline, directory: directory, credentials: credentials, clock: clock, bodyLimit: bodyLimit)
         .addRoutes(to: api)
     if let adminToken {  // without HERALD_ADMIN_TOKEN, /admin is not there at all (404)

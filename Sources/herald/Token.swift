@@ -28,9 +28,18 @@ struct Token: AsyncParsableCommand {
         @Option(name: .long, help: "A name for the token, unique among the device's active tokens (at most 64 characters).")
         var name: String
 
+        @Option(
+            name: .customLong("scope"),
+            help: "A scope the token gets: activity:update, activity:manage or notifications (repeat it; all three without).")
+        var scopes: [String] = []
+
+        @Option(name: .customLong("slug"), help: "An activity slug, or a prefix ending in *, the token may touch (repeat it; all without).")
+        var slugs: [String] = []
+
         func run() async throws {
             try await withTokens(device) { tokens, device in
-                let issued = try await tokens.create(name: name, for: device)
+                let grants = try APITokenGrants(scopes: scopes.isEmpty ? nil : scopes, slugs: slugs.isEmpty ? nil : slugs)
+                let issued = try await tokens.create(name: name, grants: grants, for: device)
                 printError("Created API token \"\(issued.token.name)\" (id \(issued.token.id.lowercasedText)); it is not shown again.")
                 print(issued.secret)
             }
@@ -50,12 +59,14 @@ struct Token: AsyncParsableCommand {
                     printError("This device has no active API tokens.")
                     return
                 }
-                print(["ID", "NAME", "CREATED", "LAST USED"].joined(separator: "\t"))
+                print(["ID", "NAME", "CREATED", "LAST USED", "SCOPES", "SLUGS"].joined(separator: "\t"))
                 for token in active {
                     print(
                         [
                             token.id.lowercasedText, token.name, token.createdAt.iso8601WithMilliseconds,
                             token.lastUsedAt?.iso8601WithMilliseconds ?? "never",
+                            token.grants.scopes.sorted().map(\.rawValue).joined(separator: ","),
+                            token.grants.slugPatterns.isEmpty ? "*" : token.grants.slugPatterns.joined(separator: ","),
                         ].joined(separator: "\t"))
                 }
             }

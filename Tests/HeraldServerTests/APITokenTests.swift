@@ -58,7 +58,9 @@ struct APITokenTests {
             #expect(response.status == .created)
             #expect(response.headers[.cacheControl] == "no-store")
             let json = try response.json()
-            #expect(Set(json.keys) == ["id", "name", "token", "created_at"])
+            #expect(Set(json.keys) == ["id", "name", "token", "created_at", "scopes", "slugs"])
+            #expect(json["scopes"] == ["activity:manage", "activity:update", "notifications"])
+            #expect(json["slugs"] == [])
             #expect(json["name"] == "Home Assistant")
             #expect(json["created_at"] == .string(server.clock.now().iso8601WithMilliseconds))
             let text = try #require(json["token"]?.stringValue)
@@ -70,7 +72,10 @@ struct APITokenTests {
             let listResponse = try await client.execute(uri: "/api/push/tokens", method: .get, headers: owner.basic)
             #expect(!String(decoding: Data(listResponse.body.readableBytesView), as: UTF8.self).contains(text))
             #expect(try await client.listTokens(of: owner) == [
-                ["id": .string(token.id), "name": "Home Assistant", "created_at": json["created_at"]!, "last_used_at": .null]
+                [
+                    "id": .string(token.id), "name": "Home Assistant", "created_at": json["created_at"]!, "last_used_at": .null,
+                    "scopes": ["activity:manage", "activity:update", "notifications"], "slugs": [],
+                ]
             ])
 
             // Used: last_used_at is the time of use.

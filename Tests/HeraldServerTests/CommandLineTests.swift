@@ -118,6 +118,29 @@ struct CommandLineTests {
         }
     }
 
+    @Test func tokenCreateTakesScopesAndSlugsAndTheTokenIsHeldToThem() async throws {
+        let server = try TestServer()
+        let registration = try await server.run { client in try await client.register() }
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
+        environment["HERALD_DATABASE_URL"] = server.databasePath
+        let create = try await HeraldProcess(
+            ["token", "create", "--user-id", registration.userID, "--name", "oven", "--scope", "activity:update", "--slug", "oven-*"],
+            environment: environment)
+        #expect(await create.waitForExit() == 0, "\(create.log)")
+        let secret = try #require(create.log.split(separator: "\n").first { $0.hasPrefix("hrd_") }.map(String.init))
+        let list = try await HeraldProcess(["token", "list", "--user-id", registration.userID], environment: environment)
+        #expect(await list.waitForExit() == 0, "\(list.log)")
+        #expect(list.log.contains("\tactivity:update\toven-*"))
+        let refused = try await HeraldProcess(
+            ["token", "create", "--user-id", registration.userID, "--name", "x", "--scope", "activity:write"], environment: environment)
+        #expect(await refused.waitForExit() == 1)
+        #expect(refused.log.contains("\"activity:write\" is not a scope"))
+        try await server.run { client throws in
+            #expect(try await client.sendAction([.authorization: "Bearer \(secret)"]).status == .forbidden)
+            #expect(try await client.execute(uri: "/auth/me", method: .get, headers: [.authorization: "Bearer \(secret)"]).status == .ok)
+        }
+    }
+
     @Test func fcmCheckValidatesTheServiceAccountOfflineAndServeRefusesABadOneWithOneLine() async throws {
         let account = FCMTestServer.account
         let path = try TestKeys.writeFile(named: "service-account.json", containing: account.json(tokenURI: "https://oauth2.googleapis.com/token"))

@@ -20,7 +20,7 @@ struct OpenAPITests {
             #expect(Set(paths.keys) == [
                 "/api/push/register", "/api/push/notify", "/api/push/notifications/{id}", "/api/push/homeassistant",
                 "/api/push/homeassistant/rate_limits", "/api/push/tokens", "/api/push/tokens/{idOrName}", "/notifications",
-                "/api/push/websocket", "/openapi.yaml", "/healthz", "/readyz", "/metrics",
+                "/api/push/websocket", "/openapi.yaml", "/healthz", "/readyz", "/metrics", "/health", "/auth/me",
             ])
         }
     }

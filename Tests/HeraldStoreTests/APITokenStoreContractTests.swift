@@ -26,6 +26,32 @@ struct APITokenStoreContractTests {
     }
 
     @Test(arguments: Backend.available)
+    func keepsATokensScopesAndSlugs(_ backend: Backend) async throws {
+        let store = try await backend.makeStore()
+        let device = Fixtures.device().device
+        try await store.insertDevice(device)
+        var (scoped, secret) = token(for: device, name: "oven")
+        scoped.grants = try APITokenGrants(scopes: ["activity:update"], slugs: ["oven", "printer-*"])
+        #expect(try await store.insertAPIToken(scoped, maximumActive: 5) == .inserted)
+        #expect(try await store.apiToken(tokenHash: Secrets.hash(secret))?.grants == scoped.grants)
+        #expect(try await store.apiTokens(deviceID: device.id).map(\.grants) == [scoped.grants])
+        try await store.close()
+    }
+
+    @Test(arguments: Backend.available)
+    func keepsADevicesPushToStartToken(_ backend: Backend) async throws {
+        let store = try await backend.makeStore()
+        var device = Fixtures.device().device
+        device.pushToStartToken = Fixtures.apnsToken(7)
+        try await store.insertDevice(device)
+        #expect(try await store.device(id: device.id)?.pushToStartToken == Fixtures.apnsToken(7))
+        device.pushToStartToken = nil
+        try await store.updateDevice(device)
+        #expect(try await store.device(id: device.id)?.pushToStartToken == nil)
+        try await store.close()
+    }
+
+    @Test(arguments: Backend.available)
     func namesAreUniqueAmongTheDevicesActiveTokens(_ backend: Backend) async throws {
         let store = try await backend.makeStore()
         let device = Fixtures.device(token: Fixtures.apnsToken(1)).device

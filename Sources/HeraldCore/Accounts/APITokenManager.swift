@@ -33,11 +33,12 @@ public struct APITokenManager: Sendable {
         self.clock = clock
     }
 
-    /// Creates a token named `name` for `device`.
-    public func create(name: String, for device: Device) async throws(APITokenError) -> Issued {
+    /// Creates a token named `name` for `device`, with `grants` (every scope and slug unless given).
+    public func create(name: String, grants: APITokenGrants = .everything, for device: Device) async throws(APITokenError) -> Issued {
         let name = try Self.validName(name)
         let secret = Self.prefix + Secrets.random256BitHex()
-        let token = APIToken(deviceID: device.id, name: name, tokenHash: Secrets.hash(secret), createdAt: clock.now())
+        let token = APIToken(
+            deviceID: device.id, name: name, tokenHash: Secrets.hash(secret), createdAt: clock.now(), grants: grants)
         switch try await storeCall({ try await store.insertAPIToken(token, maximumActive: Self.maximumActivePerDevice) }) {
         case .inserted: return Issued(token: token, secret: secret)
         case .nameTaken: throw .nameTaken(name)

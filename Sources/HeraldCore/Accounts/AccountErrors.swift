@@ -17,6 +17,8 @@ public enum RegistrationError: Error, Sendable, Equatable {
 public enum APITokenError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The name breaks a rule; the sentence says which.
     case invalidName(String)
+    /// `scopes` or `slugs` (the field) breaks a rule; the sentence says which.
+    case invalidGrant(String, String)
     /// The device already has an active token of this (trimmed) name.
     case nameTaken(String)
     /// The device already has `maximum` active tokens.
@@ -34,6 +36,7 @@ public enum APITokenError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .invalidName(let sentence): sentence
+        case .invalidGrant(_, let sentence): sentence
         case .nameTaken(let name):
             "This device already has an active API token named \"\(name)\"; revoke it first or choose another name."
         case .tooManyTokens(let maximum): "This device already has \(maximum) active API tokens; revoke one first."

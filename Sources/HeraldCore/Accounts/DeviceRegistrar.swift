@@ -21,11 +21,14 @@ public struct DeviceRegistrar: Sendable {
         public var environment: PushEnvironment
         /// The provider's device token (normalised by the ingress); `nil` for a WebSocket-only device.
         public var token: String?
+        /// ActivityKit's push-to-start token (lowercase hex); `nil` when the registration carries none.
+        public var pushToStartToken: String?
 
-        public init(platform: Platform, environment: PushEnvironment, token: String?) {
+        public init(platform: Platform, environment: PushEnvironment, token: String?, pushToStartToken: String? = nil) {
             self.platform = platform
             self.environment = environment
             self.token = token
+            self.pushToStartToken = pushToStartToken
         }
     }
 
@@ -81,16 +84,19 @@ public struct DeviceRegistrar: Sendable {
         let secret = Secrets.random256BitHex()
         let device = Device(
             userIDHash: userID.lookupHash, secretHash: Secrets.hash(secret), platform: target.platform,
-            environment: target.environment, token: target.token, createdAt: now, updatedAt: now)
+            environment: target.environment, token: target.token, createdAt: now, updatedAt: now,
+            pushToStartToken: target.pushToStartToken)
         try await StoreUnavailable.during(as: RegistrationError.storeUnavailable) { try await store.insertDevice(device) }
         logger.info("Device registered", metadata: ["device": "\(device.id)", "platform": "\(device.platform.rawValue)"])
         return NewDevice(device: device, userID: userID, secret: secret)
     }
 
-    /// Gives `device` (whose owner authenticated) its new `target` and makes it active again.
+    /// Gives `device` (whose owner authenticated) its new `target` and makes it active again. A push-to-start token is
+    /// replaced when the registration carries one and kept when it does not (the app sends it when ActivityKit gives it).
     public func reregister(_ device: Device, to target: Target, logger: Logger) async throws(RegistrationError) -> Device {
         var device = device
         device.token = target.token
+        device.pushToStartToken = target.pushToStartToken ?? device.pushToStartToken
         device.platform = target.platform
         device.environment = target.environment
         device.isActive = true

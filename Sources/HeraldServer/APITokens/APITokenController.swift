@@ -24,10 +24,13 @@ struct APITokenController<Context: RemoteAddressRequestContext>: Sendable {
     @Sendable func create(_ request: Request, context: Context) async throws -> Response {
         let device = try await owner(request, context)
         let body = try await JSONBody.object(of: request, limit: bodyLimit)
-        let name = try FieldReader(body).requiredString("name")
+        let fields = FieldReader(body)
+        let name = try fields.requiredString("name")
+        let scopes = try fields.optionalStringArray("scopes")
+        let slugs = try fields.optionalStringArray("slugs")
         let issued: APITokenManager.Issued
         do throws(APITokenError) {
-            issued = try await tokens.create(name: name, for: device)
+            issued = try await tokens.create(name: name, grants: try APITokenGrants(scopes: scopes, slugs: slugs), for: device)
         } catch {
             throw APIError(apiToken: error)
         }
@@ -67,10 +70,13 @@ struct APITokenController<Context: RemoteAddressRequestContext>: Sendable {
         try await credentials.check(.basic(of: request), of: request, context: context) { try await directory.owner(of: request) }
     }
 
-    /// `{"id", "name", "created_at", "last_used_at"}` (`last_used_at` is `null` until the token is used).
+    /// `{"id", "name", "scopes", "slugs", "created_at", "last_used_at"}` (`last_used_at` is `null` until the token is
+    /// used; `slugs` is empty when every slug is allowed).
     static func json(_ token: APIToken) -> JSONObject {
         [
             "id": .string(token.id.lowercasedText), "name": .string(token.name),
+            "scopes": .array(token.grants.scopes.sorted().map { .string($0.rawValue) }),
+            "slugs": .array(token.grants.slugPatterns.map(JSONValue.string)),
             "created_at": .string(token.createdAt.iso8601WithMilliseconds),
             "last_used_at": token.lastUsedAt.map { .string($0.iso8601WithMilliseconds) } ?? .null,
         ]

@@ -8,6 +8,7 @@ extension APIError {
     init(apiToken error: APITokenError) {
         switch error {
         case .invalidName(let sentence): self = .invalidField("name", sentence)
+        case .invalidGrant(let field, let sentence): self = .invalidField(field, sentence)
         case .nameTaken: self.init(.tokenNameTaken, message: error.description, field: "name")
         case .tooManyTokens: self.init(.tooManyTokens, message: error.description)
         case .notFound: self = .notFound(error.description)

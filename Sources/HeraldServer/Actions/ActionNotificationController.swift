@@ -17,12 +17,15 @@ struct ActionNotificationController<Context: RemoteAddressRequestContext>: Senda
 
     @Sendable func send(_ request: Request, context: Context) async throws -> Response {
         let bearer = Credentials.bearer(request)
-        let (_, device) = try await credentials.check(bearer.map(CredentialFingerprint.apiToken), of: request, context: context) {
+        let (token, device) = try await credentials.check(bearer.map(CredentialFingerprint.apiToken), of: request, context: context) {
             do throws(APITokenError) {
                 return try await tokens.authenticate(bearer: bearer)
             } catch {
                 throw APIError(apiToken: error)
             }
+        }
+        guard token.grants.allows(.notifications) else {
+            throw APIError(.insufficientScope, message: "insufficient permissions: this API token lacks the notifications scope.")
         }
         return try await SendAnswers.withRateLimitHeaders(of: device, pipeline: pipeline, clock: clock) {
             let notification = try ActionNotificationRequest(try await JSONBody.object(of: request, limit: bodyLimit))

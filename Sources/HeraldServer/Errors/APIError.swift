@@ -124,6 +124,16 @@ public struct APIError: Error, Sendable, Equatable {
         storeUnavailable(failure.cause)
     }
 
+    /// A refusal of PushWard's API with its `code` (`activity.not_found`, `integration_key.slug_invalid`, …), its status
+    /// and `detail`; answered as problem details (``ErrorShape/problemDetails``), `extra` merged into the body.
+    public static func problem(
+        _ code: String, status: HTTPResponse.Status, detail: String, extra: JSONObject = [:], headers: HTTPFields = [:]
+    ) -> APIError {
+        var members = extra
+        members["code"] = .string(code)
+        return APIError(.pushWardProblem, status: status, message: detail, extra: members, headers: headers)
+    }
+
     /// `Retry-After` of every 503 `store_unavailable`, in every dialect.
     static let storeRetryAfter: HTTPFields = [.retryAfter: "\(storeRetryAfterSeconds)"]
     static let storeRetryAfterSeconds = 1
@@ -134,7 +144,7 @@ extension APIError: HTTPResponseError {
     public var body: JSONObject {
         var body = extra
         body["error"] = .string(message)
-        body["code"] = .string(code.text(status: status))
+        if code != .pushWardProblem { body["code"] = .string(code.text(status: status)) }
         if let field { body["field"] = .string(field) }
         return body
     }

@@ -49,6 +49,10 @@ public enum ErrorCode: String, CaseIterable, Sendable {
 
     case tokenNameTaken = "token_name_taken"
     case tooManyTokens = "too_many_tokens"
+    /// The API token lacks the scope the request needs (PushWard answers "insufficient permissions").
+    case insufficientScope = "insufficient_scope"
+    /// A refusal of PushWard's activity API with its own `code` (`activity.not_found`, …), answered as problem details.
+    case pushWardProblem = "pushward_problem"
 
     // MARK: Sending
 
@@ -82,7 +86,9 @@ public enum ErrorCode: String, CaseIterable, Sendable {
         switch self {
         case .malformedJSON, .invalidField, .malformedHTTP, .payloadTooLarge: .badRequest
         case .credentialsRequired, .tokenRequired, .invalidToken, .registrationTokenRequired: .unauthorized
-        case .wrongDeviceSecret, .wrongRegistrationToken, .missingPushToken, .invalidPushToken, .unknownPushToken: .forbidden
+        case .wrongDeviceSecret, .wrongRegistrationToken, .missingPushToken, .invalidPushToken, .unknownPushToken,
+            .insufficientScope:
+            .forbidden
         case .notFound, .unknownUser: .notFound
         case .methodNotAllowed: .methodNotAllowed
         case .requestTimeout: .requestTimeout
@@ -97,7 +103,7 @@ public enum ErrorCode: String, CaseIterable, Sendable {
             .internalServerError
         case .rejectedByProvider: .badGateway
         case .tooManyConnections, .deviceLimitReached, .storeUnavailable: .serviceUnavailable
-        case .otherHTTPStatus, .invalidFormat, .notSubscribed, .unknownCommand, .tooManySubscribes: nil
+        case .otherHTTPStatus, .invalidFormat, .notSubscribed, .unknownCommand, .tooManySubscribes, .pushWardProblem: nil
         }
     }
 
@@ -119,6 +125,7 @@ public enum ErrorCode: String, CaseIterable, Sendable {
         case .tokenRequired:
             "This endpoint needs an API token as Authorization: Bearer hrd_…; the device owner creates one with POST /api/push/tokens."
         case .invalidToken: "The API token is not valid."
+        case .insufficientScope: "insufficient permissions: this API token lacks the scope this request needs."
         case .deviceLimitReached: "This Herald server has as many devices as its operator allows; no new device can register."
         case .registrationTokenRequired:
             "This server registers new devices only with its registration token in the X-Herald-Registration-Token header."
@@ -134,7 +141,7 @@ public enum ErrorCode: String, CaseIterable, Sendable {
         case .malformedJSON, .invalidField, .otherHTTPStatus, .malformedHTTP, .requestTimeout, .tooManyAuthFailures,
             .registrationRateLimited, .tokenNameTaken, .tooManyTokens, .deviceMustReregister, .rateLimited, .exemptLimitReached,
             .backlogFull, .payloadTooLarge,
-            .rejectedByProvider, .homeAssistantInvalidToken, .homeAssistantPayloadTooLarge, .homeAssistantInternalError:
+            .rejectedByProvider, .pushWardProblem, .homeAssistantInvalidToken, .homeAssistantPayloadTooLarge, .homeAssistantInternalError:
             nil
         }
     }

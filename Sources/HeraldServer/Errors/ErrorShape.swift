@@ -18,10 +18,16 @@ public struct ErrorShape: Sendable, Equatable {
     let unroutedPathPrefix: String?
     /// The body of an answer to `error`.
     let body: @Sendable (APIError) -> JSONObject
+    /// The answer's `Content-Type`.
+    let contentType: String
 
-    init(name: String, unroutedPathPrefix: String? = nil, body: @escaping @Sendable (APIError) -> JSONObject) {
+    init(
+        name: String, unroutedPathPrefix: String? = nil, contentType: String = "application/json; charset=utf-8",
+        body: @escaping @Sendable (APIError) -> JSONObject
+    ) {
         self.name = name
         self.unroutedPathPrefix = unroutedPathPrefix
+        self.contentType = contentType
         self.body = body
     }
 
@@ -31,7 +37,7 @@ public struct ErrorShape: Sendable, Equatable {
     public static let standard = ErrorShape(name: "standard") { $0.body }
 
     /// The shapes of the dialects that have their own; a new one is added here and in its dialect's folder.
-    static let dialects: [ErrorShape] = [.homeAssistant]
+    static let dialects: [ErrorShape] = [.homeAssistant, .problemDetails]
 
     /// The shape of a request that no route took, from its path.
     init(unroutedPath path: String) {
@@ -43,7 +49,9 @@ public struct ErrorShape: Sendable, Equatable {
 
     /// The answer to `error` in this shape: its status, its headers, this shape's body.
     func response(to error: APIError) -> Response {
-        JSONResponse.make(status: error.status, body: body(error), headers: error.headers)
+        var headers = error.headers
+        headers[.contentType] = contentType
+        return JSONResponse.make(status: error.status, body: body(error), headers: headers)
     }
 }
 

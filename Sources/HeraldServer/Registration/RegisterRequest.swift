@@ -6,6 +6,8 @@ struct RegisterRequest {
     var token: String?
     var platform: Platform
     var environment: PushEnvironment
+    /// ActivityKit's push-to-start token (`live_activity_push_to_start_token`), lowercase hex; APNs devices only.
+    var pushToStartToken: String?
     /// Present on re-registration (from the body or Basic credentials).
     var owner: (userID: String, secret: String)?
 
@@ -18,6 +20,7 @@ struct RegisterRequest {
             try fields.optionalChoice("environment", from: PushEnvironment.allCases.map(\.rawValue)) ?? "production"
         environment = PushEnvironment(rawValue: environmentName) ?? .production
         token = try Self.validToken(try fields.optionalString("token"), for: platform)
+        pushToStartToken = try Self.validPushToStartToken(try fields.optionalString(Self.pushToStartField), for: platform)
 
         let userID = try fields.optionalString("user_id")
         let secret = try fields.optionalString("device_secret")
@@ -67,6 +70,22 @@ struct RegisterRequest {
             }
             return nil
         }
+    }
+
+    static let pushToStartField = "live_activity_push_to_start_token"
+
+    /// An ActivityKit push-to-start token: an APNs token (hex, as long as device tokens may be), for APNs devices only.
+    static func validPushToStartToken(_ token: String?, for platform: Platform) throws -> String? {
+        guard let token else { return nil }
+        guard platform == .apns else {
+            throw APIError.invalidField(pushToStartField, "\(pushToStartField) is only for platform apns.")
+        }
+        guard Secrets.isHex(token), token.utf8.count % 2 == 0, apnsTokenLength.contains(token.utf8.count) else {
+            throw APIError.invalidField(
+                pushToStartField,
+                "\(pushToStartField) must be an APNs token: an even number of hex characters from \(apnsTokenLength.lowerBound) to \(apnsTokenLength.upperBound).")
+        }
+        return token.lowercased()
     }
 
     /// The characters of an FCM registration token (URL-safe base64 and the `:` after the instance id).

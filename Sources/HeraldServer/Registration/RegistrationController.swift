@@ -28,7 +28,8 @@ struct RegistrationController<Context: RemoteAddressRequestContext>: Sendable {
         let body = try await JSONBody.object(of: request, limit: bodyLimit)
         let registration = try RegisterRequest(body, basic: Credentials.basic(request))
         let target = DeviceRegistrar.Target(
-            platform: registration.platform, environment: registration.environment, token: registration.token)
+            platform: registration.platform, environment: registration.environment, token: registration.token,
+            pushToStartToken: registration.pushToStartToken)
         if let owner = registration.owner {
             let device = try await credentials.check(.owner(userID: owner.userID, secret: owner.secret), of: request, context: context) {
                 try await directory.owner(userID: owner.userID, secret: owner.secret)

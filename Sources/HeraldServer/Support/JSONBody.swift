@@ -92,6 +92,20 @@ struct FieldReader {
         return FieldReader(object, path: path(of: key))
     }
 
+    /// An array of strings; `nil` when absent or `null`.
+    func optionalStringArray(_ key: String) throws -> [String]? {
+        guard let value = value(key) else { return nil }
+        guard case .array(let items) = value else {
+            throw APIError.invalidField(path(of: key), "\(path(of: key)) must be an array of strings.")
+        }
+        return try items.map { item in
+            guard case .string(let string) = item else {
+                throw APIError.invalidField(path(of: key), "\(path(of: key)) must be an array of strings.")
+            }
+            return string
+        }
+    }
+
     /// A string that must be one of `allowed`; `nil` when absent.
     func optionalChoice(_ key: String, from allowed: [String]) throws -> String? {
         guard let string = try optionalString(key) else { return nil }

@@ -17,7 +17,7 @@ enum JSONResponse {
 
     private static func make(status: HTTPResponse.Status, bytes: ByteBuffer, headers: HTTPFields) -> Response {
         var fields = headers
-        fields[.contentType] = "application/json; charset=utf-8"
+        if fields[.contentType] == nil { fields[.contentType] = "application/json; charset=utf-8" }
         return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: bytes))
     }
 }

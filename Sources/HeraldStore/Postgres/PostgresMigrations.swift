@@ -152,6 +152,12 @@ enum PostgresMigrations {
                 "ALTER TABLE notification ADD COLUMN content bytea", "ALTER TABLE notification ADD COLUMN rendered_by text",
             ]),
         Migration(
+            version: 9, description: "API token scopes and slugs; a device's push-to-start token",
+            statements: [
+                "ALTER TABLE api_token ADD COLUMN scopes text", "ALTER TABLE api_token ADD COLUMN slugs text",
+                "ALTER TABLE device ADD COLUMN push_to_start_token text",
+            ]),
+        Migration(
             version: 10, description: "PushWard activities",
             statements: [
                 """

@@ -21,9 +21,10 @@ extension PostgresStore {
             }
             try await execute(
                 """
-                INSERT INTO api_token (id, device_id, name, token_hash, created_at, last_used_at, revoked_at)
+                INSERT INTO api_token (id, device_id, name, token_hash, created_at, last_used_at, revoked_at, scopes, slugs)
                 VALUES (\(token.id), \(token.deviceID), \(token.name), \(token.tokenHash), \(token.createdAt.timeIntervalSince1970),
-                    \(token.lastUsedAt?.timeIntervalSince1970), \(token.revokedAt?.timeIntervalSince1970))
+                    \(token.lastUsedAt?.timeIntervalSince1970), \(token.revokedAt?.timeIntervalSince1970), \(token.grants.storedScopes),
+                    \(token.grants.storedSlugs))
                 """, on: connection)
             return .inserted
         }
@@ -60,13 +61,14 @@ extension PostgresStore {
 
     // MARK: Rows
 
-    private static let apiTokenColumns = "id, device_id, name, token_hash, created_at, last_used_at, revoked_at"
+    private static let apiTokenColumns = "id, device_id, name, token_hash, created_at, last_used_at, revoked_at, scopes, slugs"
 
     private static func apiToken(_ row: PostgresRow) throws -> APIToken {
         let row = row.makeRandomAccess()
         return APIToken(
             id: try row.value("id"), deviceID: try row.value("device_id"), name: try row.value("name"),
             tokenHash: try row.value("token_hash"), createdAt: try row.date("created_at"),
-            lastUsedAt: try row.optionalDate("last_used_at"), revokedAt: try row.optionalDate("revoked_at"))
+            lastUsedAt: try row.optionalDate("last_used_at"), revokedAt: try row.optionalDate("revoked_at"),
+            grants: APITokenGrants(storedScopes: try row.value("scopes"), storedSlugs: try row.value("slugs")))
     }
 }

@@ -132,6 +132,14 @@ enum SQLiteMigrations {
                     ALTER TABLE notification ADD COLUMN rendered_by TEXT;
                     """)
         }
+        migrator.registerMigration("v12: API token scopes and slugs; a device's push-to-start token") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE api_token ADD COLUMN scopes TEXT;
+                    ALTER TABLE api_token ADD COLUMN slugs TEXT;
+                    ALTER TABLE device ADD COLUMN push_to_start_token TEXT;
+                    """)
+        }
         migrator.registerMigration("v13: PushWard activities") { db in
             // One row per (device, slug): the columns delivery and the scheduler query, the rest as the activity's
             // JSON document (ActivityStore.swift).

@@ -20,12 +20,13 @@ extension SQLiteStore {
             }
             try db.execute(
                 sql: """
-                    INSERT INTO api_token (id, device_id, name, token_hash, created_at, last_used_at, revoked_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO api_token (id, device_id, name, token_hash, created_at, last_used_at, revoked_at, scopes, slugs)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
                     token.id.databaseString, deviceID, token.name, token.tokenHash, token.createdAt.timeIntervalSince1970,
-                    token.lastUsedAt?.timeIntervalSince1970, token.revokedAt?.timeIntervalSince1970,
+                    token.lastUsedAt?.timeIntervalSince1970, token.revokedAt?.timeIntervalSince1970, token.grants.storedScopes,
+                    token.grants.storedSlugs,
                 ])
             return .inserted
         }
@@ -84,7 +85,8 @@ extension SQLiteStore {
         return APIToken(
             id: try uuid(row["id"]), deviceID: try uuid(row["device_id"]), name: row["name"], tokenHash: row["token_hash"],
             createdAt: Date(timeIntervalSince1970: row["created_at"]), lastUsedAt: lastUsed.map(Date.init(timeIntervalSince1970:)),
-            revokedAt: revoked.map(Date.init(timeIntervalSince1970:)))
+            revokedAt: revoked.map(Date.init(timeIntervalSince1970:)),
+            grants: APITokenGrants(storedScopes: row["scopes"], storedSlugs: row["slugs"]))
     }
 }
 

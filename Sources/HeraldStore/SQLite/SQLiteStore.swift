@@ -118,8 +118,8 @@ public final class SQLiteStore: HeraldStore {
             try db.cachedStatement(
                 sql: """
                     INSERT INTO device (id, user_id_hash, secret_hash, platform, environment, token, is_active,
-                        inactive_reason, daily_limit, created_at, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        inactive_reason, daily_limit, created_at, updated_at, push_to_start_token)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """
             ).execute(arguments: Self.arguments(device))
         }
@@ -131,7 +131,8 @@ public final class SQLiteStore: HeraldStore {
             try db.cachedStatement(
                 sql: """
                     UPDATE device SET id = ?, user_id_hash = ?, secret_hash = ?, platform = ?, environment = ?, token = ?,
-                        is_active = ?, inactive_reason = ?, daily_limit = ?, created_at = ?, updated_at = ?
+                        is_active = ?, inactive_reason = ?, daily_limit = ?, created_at = ?, updated_at = ?,
+                        push_to_start_token = ?
                     WHERE id = ?
                     """
             ).execute(arguments: Self.arguments(device) + [device.id.databaseString])
@@ -262,7 +263,7 @@ public final class SQLiteStore: HeraldStore {
         [
             device.id.databaseString, device.userIDHash, device.secretHash, device.platform.rawValue,
             device.environment.rawValue, device.token, device.isActive, device.inactiveReason, device.dailyLimit,
-            device.createdAt.timeIntervalSince1970, device.updatedAt.timeIntervalSince1970,
+            device.createdAt.timeIntervalSince1970, device.updatedAt.timeIntervalSince1970, device.pushToStartToken,
         ]
     }
 
@@ -272,7 +273,7 @@ public final class SQLiteStore: HeraldStore {
             platform: try enumValue(row["platform"]), environment: try enumValue(row["environment"]), token: row["token"],
             isActive: row["is_active"], inactiveReason: row["inactive_reason"], dailyLimit: row["daily_limit"],
             createdAt: Date(timeIntervalSince1970: row["created_at"]),
-            updatedAt: Date(timeIntervalSince1970: row["updated_at"]))
+            updatedAt: Date(timeIntervalSince1970: row["updated_at"]), pushToStartToken: row["push_to_start_token"])
     }
 
     static func arguments(_ notification: PushNotification) throws -> StatementArguments {
