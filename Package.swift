@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "HeraldStore", targets: ["HeraldStore"]),
         .library(name: "HeraldServer", targets: ["HeraldServer"]),
         .library(name: "HeraldTesting", targets: ["HeraldTesting"]),
+        .library(name: "HeraldActivities", targets: ["HeraldActivities"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -183,6 +184,9 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // PushWard's activities (issue 31), pure: requests, template rules, the state machine, eviction, server-managed
+        // dues, the Live Activity payload and the API's JSON. No socket, no database.
+        .target(name: "HeraldActivities", dependencies: ["HeraldCore"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "herald",
             dependencies: [
@@ -311,5 +315,9 @@ let package = Package(
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
+        .testTarget(
+            name: "HeraldActivitiesTests",
+            dependencies: ["HeraldActivities", "HeraldCore", "HeraldTesting"],
+            swiftSettings: swiftSettings),
     ]
 )
