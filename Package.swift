@@ -141,7 +141,7 @@ let package = Package(
         .target(
             name: "HeraldServer",
             dependencies: [
-                "HeraldCore", "HeraldProviderKit", "HeraldAPNs", "HeraldFCM", "HeraldStore", "HeraldTransport",
+                "HeraldCore", "HeraldProviderKit", "HeraldAPNs", "HeraldFCM", "HeraldStore", "HeraldTransport", "HeraldActivities",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -298,7 +298,7 @@ let package = Package(
         .testTarget(
             name: "HeraldServerTests",
             dependencies: [
-                "HeraldServer", "HeraldTesting", "HeraldTransport",
+                "HeraldServer", "HeraldTesting", "HeraldTransport", "HeraldActivities",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),  // a channel whose writes never finish (WebSocketHubTests)

@@ -24,8 +24,8 @@ public struct ActivityRecord: Sendable, Equatable {
     public var version: Int
     /// The newest version handed to delivery (0: none).
     public var pushedVersion: Int
-    /// The newest version whose change asked for an alert (an alerting update).
-    public var alertVersion: Int
+    /// The push the changes not yet handed to delivery ask for (the delivery side's JSON), coalesced: `nil` for none.
+    public var pendingPush: Data?
     /// When delivery should look at the activity again: a change to push, a push in flight to check; `nil` when
     /// there is nothing to do (pushed, or waiting for the device's update token).
     public var pushDueAt: Date?
@@ -42,7 +42,7 @@ public struct ActivityRecord: Sendable, Equatable {
 
     public init(
         deviceID: Device.ID, slug: String, state: String, priority: Int, createdAt: Date, updatedAt: Date, document: Data,
-        nextDueAt: Date? = nil, version: Int = 1, pushedVersion: Int = 0, alertVersion: Int = 0, pushDueAt: Date? = nil,
+        nextDueAt: Date? = nil, version: Int = 1, pushedVersion: Int = 0, pendingPush: Data? = nil, pushDueAt: Date? = nil,
         pushedState: String? = nil, pushedTimestamp: Int? = nil, inFlightNotification: UUID? = nil, updateToken: String? = nil,
         lease: Lease? = nil
     ) {
@@ -56,7 +56,7 @@ public struct ActivityRecord: Sendable, Equatable {
         self.nextDueAt = nextDueAt
         self.version = version
         self.pushedVersion = pushedVersion
-        self.alertVersion = alertVersion
+        self.pendingPush = pendingPush
         self.pushDueAt = pushDueAt
         self.pushedState = pushedState
         self.pushedTimestamp = pushedTimestamp

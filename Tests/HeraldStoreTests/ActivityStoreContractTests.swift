@@ -22,7 +22,7 @@ struct ActivityStoreContractTests {
         var full = record(device, "build")
         full.nextDueAt = start.addingTimeInterval(60)
         full.pushedVersion = 1
-        full.alertVersion = 1
+        full.pendingPush = Data("{}".utf8)
         full.pushedState = "ongoing"
         full.pushedTimestamp = 1_763_769_601
         full.inFlightNotification = UUID()
@@ -139,21 +139,22 @@ struct ActivityStoreContractTests {
         try await first.insertDevice(device)
         let rows = (0..<40).map { record(device, "a\($0)") }
         try await first.changeActivities(deviceID: device.id) { _ in (ActivityWrites(upserts: rows), ()) }
-        let lease = { (owner: String) in Lease(owner: owner, expiresAt: start.addingTimeInterval(30)) }
-        async let fromFirst = (0..<8).asyncFlatMap { _ in try await first.claimDueActivities(at: start, lease: lease("a"), limit: 3) }
-        async let fromSecond = (0..<8).asyncFlatMap { _ in try await second.claimDueActivities(at: start, lease: lease("b"), limit: 3) }
-        let claimed = try await fromFirst.map(\.slug) + fromSecond.map(\.slug)
+        let claimed = try await withThrowingTaskGroup(of: [String].self) { group in
+            for (store, owner) in [(first, "a"), (second, "b")] {
+                group.addTask {
+                    var slugs: [String] = []
+                    for _ in 0..<8 {
+                        let lease = Lease(owner: owner, expiresAt: Date(timeIntervalSince1970: 1_763_769_630))
+                        slugs += try await store.claimDueActivities(at: Date(timeIntervalSince1970: 1_763_769_600), lease: lease, limit: 3).map(\.slug)
+                    }
+                    return slugs
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
         #expect(claimed.count == 40)
         #expect(Set(claimed).count == 40)
         try await first.close()
         try await second.close()
-    }
-}
-
-extension Sequence where Element: Sendable {
-    fileprivate func asyncFlatMap<Result: Sendable>(_ transform: (Element) async throws -> [Result]) async throws -> [Result] {
-        var results: [Result] = []
-        for element in self { results += try await transform(element) }
-        return results
     }
 }

@@ -172,7 +172,7 @@ enum PostgresMigrations {
                     next_due_at double precision,
                     version bigint NOT NULL,
                     pushed_version bigint NOT NULL,
-                    alert_version bigint NOT NULL,
+                    pending_push bytea,
                     push_due_at double precision,
                     pushed_state text,
                     pushed_timestamp bigint,

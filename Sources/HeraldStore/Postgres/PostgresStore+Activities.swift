@@ -63,7 +63,7 @@ extension PostgresStore {
 
     private static let activityColumns = """
         device_id, slug, state, priority, created_at, updated_at, document, next_due_at, version, pushed_version,
-        alert_version, push_due_at, pushed_state, pushed_timestamp, in_flight_notification, update_token, lease_owner,
+        pending_push, push_due_at, pushed_state, pushed_timestamp, in_flight_notification, update_token, lease_owner,
         lease_expires_at
         """
 
@@ -73,7 +73,7 @@ extension PostgresStore {
         ON CONFLICT (device_id, slug) DO UPDATE SET
             state = EXCLUDED.state, priority = EXCLUDED.priority, created_at = EXCLUDED.created_at,
             updated_at = EXCLUDED.updated_at, document = EXCLUDED.document, next_due_at = EXCLUDED.next_due_at,
-            version = EXCLUDED.version, pushed_version = EXCLUDED.pushed_version, alert_version = EXCLUDED.alert_version,
+            version = EXCLUDED.version, pushed_version = EXCLUDED.pushed_version, pending_push = EXCLUDED.pending_push,
             push_due_at = EXCLUDED.push_due_at, pushed_state = EXCLUDED.pushed_state,
             pushed_timestamp = EXCLUDED.pushed_timestamp, in_flight_notification = EXCLUDED.in_flight_notification,
             update_token = EXCLUDED.update_token, lease_owner = EXCLUDED.lease_owner, lease_expires_at = EXCLUDED.lease_expires_at
@@ -84,7 +84,7 @@ extension PostgresStore {
         [
             record.deviceID, record.slug, record.state, record.priority, record.createdAt.timeIntervalSince1970,
             record.updatedAt.timeIntervalSince1970, record.document, record.nextDueAt?.timeIntervalSince1970, record.version,
-            record.pushedVersion, record.alertVersion, record.pushDueAt?.timeIntervalSince1970, record.pushedState,
+            record.pushedVersion, record.pendingPush, record.pushDueAt?.timeIntervalSince1970, record.pushedState,
             record.pushedTimestamp, record.inFlightNotification, record.updateToken, record.lease?.owner,
             record.lease?.expiresAt.timeIntervalSince1970,
         ]
@@ -98,7 +98,7 @@ extension PostgresStore {
             deviceID: try row.value("device_id"), slug: try row.value("slug"), state: try row.value("state"),
             priority: try row.value("priority"), createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"),
             document: try row.value("document"), nextDueAt: try row.optionalDate("next_due_at"), version: try row.value("version"),
-            pushedVersion: try row.value("pushed_version"), alertVersion: try row.value("alert_version"),
+            pushedVersion: try row.value("pushed_version"), pendingPush: try row.value("pending_push"),
             pushDueAt: try row.optionalDate("push_due_at"), pushedState: try row.value("pushed_state"),
             pushedTimestamp: try row.value("pushed_timestamp"), inFlightNotification: try row.value("in_flight_notification"),
             updateToken: try row.value("update_token"),

@@ -156,7 +156,7 @@ enum SQLiteMigrations {
                         next_due_at REAL,
                         version INTEGER NOT NULL,
                         pushed_version INTEGER NOT NULL,
-                        alert_version INTEGER NOT NULL,
+                        pending_push BLOB,
                         push_due_at REAL,
                         pushed_state TEXT,
                         pushed_timestamp INTEGER,

@@ -79,7 +79,7 @@ extension SQLiteStore {
     private static let upsertSQL = """
         INSERT OR REPLACE INTO activity (
             device_id, slug, state, priority, created_at, updated_at, document, next_due_at, version, pushed_version,
-            alert_version, push_due_at, pushed_state, pushed_timestamp, in_flight_notification, update_token, lease_owner,
+            pending_push, push_due_at, pushed_state, pushed_timestamp, in_flight_notification, update_token, lease_owner,
             lease_expires_at)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """
@@ -88,7 +88,7 @@ extension SQLiteStore {
         [
             record.deviceID.databaseString, record.slug, record.state, record.priority, record.createdAt.timeIntervalSince1970,
             record.updatedAt.timeIntervalSince1970, record.document, record.nextDueAt?.timeIntervalSince1970, record.version,
-            record.pushedVersion, record.alertVersion, record.pushDueAt?.timeIntervalSince1970, record.pushedState,
+            record.pushedVersion, record.pendingPush, record.pushDueAt?.timeIntervalSince1970, record.pushedState,
             record.pushedTimestamp, record.inFlightNotification?.databaseString, record.updateToken, record.lease?.owner,
             record.lease?.expiresAt.timeIntervalSince1970,
         ]
@@ -103,7 +103,7 @@ extension SQLiteStore {
             deviceID: deviceID, slug: row["slug"], state: row["state"], priority: row["priority"],
             createdAt: Date(timeIntervalSince1970: row["created_at"]), updatedAt: Date(timeIntervalSince1970: row["updated_at"]),
             document: row["document"], nextDueAt: date("next_due_at"), version: row["version"], pushedVersion: row["pushed_version"],
-            alertVersion: row["alert_version"], pushDueAt: date("push_due_at"), pushedState: row["pushed_state"],
+            pendingPush: row["pending_push"], pushDueAt: date("push_due_at"), pushedState: row["pushed_state"],
             pushedTimestamp: row["pushed_timestamp"], inFlightNotification: inFlight.flatMap(UUID.init(uuidString:)),
             updateToken: row["update_token"],
             lease: leaseOwner.map { Lease(owner: $0, expiresAt: date("lease_expires_at") ?? .distantPast) })
