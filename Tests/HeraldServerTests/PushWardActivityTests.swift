@@ -187,7 +187,7 @@ struct PushWardActivityTests {
                 uri: "/api/push/activities/tea/token", method: .delete, headers: device.owner.basic, body: nil)
             #expect(dismissed.status == .noContent)
             #expect(try await client.activity(.get, "/activities/tea", as: device).jsonObject?["state"] == "ended")
-            #expect(try await client.activity(.patch, "/activities/tea", #"{"content": {"state": "Steeping"}}"#, as: device).status == .ok)
+            #expect(try await client.activity(.patch, "/activities/tea", #"{"content": {"template": "generic", "state": "Steeping"}}"#, as: device).status == .ok)
             try await Task.sleep(for: .seconds(1))
             #expect(Self.activityPushes(apns).count == 1)
             let unknown = try await client.reportUpdateToken(Self.updateToken, slug: "coffee", as: device)

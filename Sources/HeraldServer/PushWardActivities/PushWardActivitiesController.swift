@@ -170,7 +170,7 @@ struct PushWardActivitiesController<Context: RemoteAddressRequestContext>: Senda
             headers[.retryAfter] = "\(problem.retryAfterSeconds ?? 1)"
         }
         return APIError.problem(
-            problem.code.rawValue, status: HTTPResponse.Status(code: problem.status), detail: problem.detail, extra: extra, headers: headers)
+            problem.code.rawValue, status: HTTPResponse.Status(code: problem.status, reasonPhrase: problem.title), detail: problem.detail, extra: extra, headers: headers)
     }
 }
 
