@@ -21,6 +21,7 @@ struct OpenAPITests {
                 "/api/push/register", "/api/push/notify", "/api/push/notifications/{id}", "/api/push/homeassistant",
                 "/api/push/homeassistant/rate_limits", "/api/push/tokens", "/api/push/tokens/{idOrName}", "/notifications",
                 "/api/push/websocket", "/openapi.yaml", "/healthz", "/readyz", "/metrics", "/health", "/auth/me",
+                "/api/push/activities/{slug}/token",
             ])
         }
     }
