@@ -195,4 +195,32 @@ struct PushWardActivityTests {
         }
         try await apns.shutdown()
     }
+
+    @Test func aSixthOngoingActivityPreemptsTheLowestPriorityAndEndsItOnThePhone() async throws {
+        let apns = try await APNsTestServer.start()
+        try await apns.server.run { client in
+            let device = try await client.activityDevice()
+            for (index, priority) in [5, 1, 7, 3, 9].enumerated() {
+                let created = try await client.activity(
+                    .post, "/activities", #"{"slug": "a\#(index)", "name": "A\#(index)", "priority": \#(priority)}"#, as: device)
+                #expect(created.status == .created)
+                #expect(try await client.activity(.patch, "/activities/a\(index)", #"{"state": "ongoing"}"#, as: device).status == .ok)
+                #expect(await eventually { Self.activityPushes(apns).count == index + 1 })
+                let token = String(format: "%064x", 0xa0 + index)
+                #expect(try await client.reportUpdateToken(token, slug: "a\(index)", as: device).status == .noContent)
+            }
+            let sixth = try await client.activity(.patch, "/activities/a5?upsert=true", #"{"state": "ongoing", "priority": 4}"#, as: device)
+            #expect(sixth.status == .created)
+            // The start of a5 and the end of a1 (priority 1), to a1's update token.
+            #expect(await eventually { Self.activityPushes(apns).count == 7 })
+            let last = Self.activityPushes(apns).suffix(2)
+            let end = try #require(last.first { $0.aps?["event"] == "end" })
+            #expect(end.deviceToken == String(format: "%064x", 0xa1))
+            #expect(last.contains { $0.aps?["event"] == "start" && $0.deviceToken == device.pushToStartToken })
+            #expect(try await client.activity(.get, "/activities/a1", as: device).jsonObject?["state"] == "preempted")
+            let ongoing = try #require(try await client.activity(.get, "/activities?state=ongoing", as: device).jsonObject)
+            #expect(ongoing["items"]?.arrayValue?.count == 5)
+        }
+        try await apns.shutdown()
+    }
 }

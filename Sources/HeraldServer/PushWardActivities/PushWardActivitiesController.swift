@@ -169,8 +169,8 @@ struct PushWardActivitiesController<Context: RemoteAddressRequestContext>: Senda
             extra["retry_after_ms"] = .int(milliseconds)
             headers[.retryAfter] = "\(problem.retryAfterSeconds ?? 1)"
         }
-        return APIError.problem(
-            problem.code.rawValue, status: HTTPResponse.Status(code: problem.status, reasonPhrase: problem.title), detail: problem.detail, extra: extra, headers: headers)
+        let status = HTTPResponse.Status(code: problem.status, reasonPhrase: problem.title)
+        return APIError.problem(problem.code.rawValue, status: status, detail: problem.detail, extra: extra, headers: headers)
     }
 }
 
