@@ -77,6 +77,8 @@ final class ActivityDispatcher: Service, Sendable {
         let limit = 32
         let claimed: [ActivityRecord]
         do {
+            // A read first: an idle poll writes nothing (no transaction on SQLite every half second).
+            guard let next = try await store.nextActivityDue(), next <= now else { return .done }
             claimed = try await store.claimDueActivities(
                 at: now, lease: Lease(owner: instanceID, expiresAt: now.addingTimeInterval(leaseDuration)), limit: limit)
         } catch {
