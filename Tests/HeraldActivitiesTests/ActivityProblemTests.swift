@@ -1,4 +1,4 @@
-import HeraldActivities
+@testable import HeraldActivities
 import Testing
 
 @Suite("Activity problems")
