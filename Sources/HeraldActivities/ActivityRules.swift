@@ -181,7 +181,11 @@ public struct ActivityRules: Sendable {
         activity.content["snoozed_until"] = .int(newEnd)
         if let threshold = activity.content["warning_threshold"]?.integerValue {
             activity.memory.countdownWarningSent = newEnd - threshold <= nowSeconds
-            if activity.memory.countdownWarningSent { activity.content["warning_pushed"] = true } else { activity.content.removeValue(forKey: "warning_pushed") }
+            if activity.memory.countdownWarningSent {
+                activity.content["warning_pushed"] = true
+            } else {
+                activity.content.removeValue(forKey: "warning_pushed")
+            }
         }
         activity.updatedAt = now
         let push = ActivityPush(event: .update, staleDate: staleDate(of: activity, now: now))

@@ -1,7 +1,8 @@
 import Foundation
-@testable import HeraldActivities
 import HeraldCore
 import Testing
+
+@testable import HeraldActivities
 
 /// The state machine, the limits, eviction and the TTLs' dates, with `now` passed in.
 @Suite("Activity rules")

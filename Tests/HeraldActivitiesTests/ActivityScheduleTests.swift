@@ -1,8 +1,9 @@
 import Foundation
-@testable import HeraldActivities
 import HeraldCore
 import HeraldTesting
 import Testing
+
+@testable import HeraldActivities
 
 /// The server-managed behaviours: when each falls due and what running it does, on a clock moved by hand.
 @Suite("Activity schedule")

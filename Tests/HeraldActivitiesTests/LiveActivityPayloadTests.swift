@@ -1,7 +1,8 @@
 import Foundation
-@testable import HeraldActivities
 import HeraldCore
 import Testing
+
+@testable import HeraldActivities
 
 /// The `aps` document of each event, the timestamp's order and the 4096-byte fitting.
 @Suite("Live Activity payload")

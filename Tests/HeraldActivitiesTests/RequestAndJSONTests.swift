@@ -1,7 +1,8 @@
 import Foundation
-@testable import HeraldActivities
 import HeraldCore
 import Testing
+
+@testable import HeraldActivities
 
 /// The request bodies' shape (400) and ranges (422), the answers' JSON, the cursor and the list query.
 @Suite("Activity requests and answers")

@@ -1,7 +1,8 @@
 import Foundation
-@testable import HeraldActivities
 import HeraldCore
 import Testing
+
+@testable import HeraldActivities
 
 /// What the server fills in or keeps: gauge progress, durations, template switches, media defaults, timeline history,
 /// the log backlog.

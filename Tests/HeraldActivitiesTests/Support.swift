@@ -1,7 +1,8 @@
 import Foundation
-@testable import HeraldActivities
 import HeraldCore
 import Testing
+
+@testable import HeraldActivities
 
 /// The time every test starts at: 2025-06-15T15:06:40Z, within the documents' example dates.
 let testNow = Date(timeIntervalSince1970: 1_750_000_000)

@@ -1,7 +1,8 @@
 import Foundation
-@testable import HeraldActivities
 import HeraldCore
 import Testing
+
+@testable import HeraldActivities
 
 /// Content that breaks a template's rules is 422 `activity.content_invalid`, with the member's location.
 @Suite("Template rules that refuse")
@@ -22,7 +23,10 @@ struct TemplateRefusalTests {
         (#"{"template":"generic","url_action":{"url":"https:///nohost"}}"#, "body.content.url_action.url"),
         (#"{"template":"generic","url_action":{"url":"https://a.example","method":"TRACE"}}"#, "body.content.url_action.method"),
         (#"{"template":"generic","url_action":{"url":"https://a.example","body":"\#(String(repeating: "b", count: 1025))"}}"#, "body.content.url_action.body"),
-        (#"{"template":"generic","url_action":{"url":"https://a.example","headers":{"X":"\#(String(repeating: "h", count: 1024))"}}}"#, "body.content.url_action.headers"),
+        (
+            #"{"template":"generic","url_action":{"url":"https://a.example","headers":{"X":"\#(String(repeating: "h", count: 1024))"}}}"#,
+            "body.content.url_action.headers"
+        ),
         (#"{"template":"generic","secondary_url_action":{"title":"no url"}}"#, "body.content.secondary_url_action.url"),
         (#"{"template":"countdown","progress":0}"#, "body.content.end_date"),
         (#"{"template":"countdown","duration":"soon"}"#, "body.content.duration"),
@@ -54,12 +58,18 @@ struct TemplateRefusalTests {
         (#"{"template":"timeline","value":{"cpu":1},"units":{"gpu":"degC"}}"#, "body.content.units.gpu"),
         (#"{"template":"timeline","value":{"cpu":1},"scale":"cubic"}"#, "body.content.scale"),
         (#"{"template":"timeline","value":{"cpu":1},"decimals":11}"#, "body.content.decimals"),
-        (#"{"template":"timeline","value":{"cpu":1},"thresholds":[{"value":1},{"value":2},{"value":3},{"value":4},{"value":5},{"value":6}]}"#, "body.content.thresholds"),
+        (
+            #"{"template":"timeline","value":{"cpu":1},"thresholds":[{"value":1},{"value":2},{"value":3},{"value":4},{"value":5},{"value":6}]}"#,
+            "body.content.thresholds"
+        ),
         (#"{"template":"timeline","value":{"cpu":1},"thresholds":[{"value":80,"label":"Critical level"}]}"#, "body.content.thresholds[0].label"),
         (#"{"template":"timeline","value":{"cpu":1},"thresholds":[{"color":"red"}]}"#, "body.content.thresholds[0].value"),
         (#"{"template":"board","state":"x"}"#, "body.content.tiles"),
         (#"{"template":"board","tiles":[]}"#, "body.content.tiles"),
-        (#"{"template":"board","tiles":[{"label":"a","value":"1"},{"label":"b","value":"2"},{"label":"c","value":"3"},{"label":"d","value":"4"},{"label":"e","value":"5"}]}"#, "body.content.tiles"),
+        (
+            #"{"template":"board","tiles":[{"label":"a","value":"1"},{"label":"b","value":"2"},{"label":"c","value":"3"},{"label":"d","value":"4"},{"label":"e","value":"5"}]}"#,
+            "body.content.tiles"
+        ),
         (#"{"template":"board","tiles":[{"label":"CPU","value":"12345678901234567"}]}"#, "body.content.tiles[0].value"),
         (#"{"template":"board","tiles":[{"label":"CPU","value":"1","unit":"megabytes"}]}"#, "body.content.tiles[0].unit"),
         (#"{"template":"board","tiles":[{"label":"CPU","value":"1","trend":"sideways"}]}"#, "body.content.tiles[0].trend"),
@@ -69,10 +79,16 @@ struct TemplateRefusalTests {
         (#"{"template":"log","lines":[{"text":""}]}"#, "body.content.lines[0].text"),
         (#"{"template":"log","lines":[{"text":"\#(String(repeating: "t", count: 513))"}]}"#, "body.content.lines[0].text"),
         (#"{"template":"log","lines":[{"text":"x","level":"debug"}]}"#, "body.content.lines[0].level"),
-        (#"{"template":"media","controls":{"play_pause":{"url":"https://ha.example/toggle","foreground":true}}}"#, "body.content.controls.play_pause.foreground"),
+        (
+            #"{"template":"media","controls":{"play_pause":{"url":"https://ha.example/toggle","foreground":true}}}"#,
+            "body.content.controls.play_pause.foreground"
+        ),
         (#"{"template":"media","controls":{"rewind":{"url":"https://ha.example/rewind"}}}"#, "body.content.controls.rewind"),
         (#"{"template":"media","controls":{"extra":[{"url":"https://ha.example/shuffle"}]}}"#, "body.content.controls.extra[0].icon"),
-        (#"{"template":"media","controls":{"extra":[{"url":"a://1","icon":"a"},{"url":"a://2","icon":"b"},{"url":"a://3","icon":"c"},{"url":"a://4","icon":"d"}]}}"#, "body.content.controls.extra"),
+        (
+            #"{"template":"media","controls":{"extra":[{"url":"a://1","icon":"a"},{"url":"a://2","icon":"b"},{"url":"a://3","icon":"c"},{"url":"a://4","icon":"d"}]}}"#,
+            "body.content.controls.extra"
+        ),
         (#"{"template":"media","playback_state":"rewinding"}"#, "body.content.playback_state"),
         (#"{"template":"media","volume":1.5}"#, "body.content.volume"),
         (#"{"template":"media","duration_seconds":0}"#, "body.content.duration_seconds"),
