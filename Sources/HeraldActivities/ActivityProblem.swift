@@ -160,6 +160,10 @@ extension ActivityProblem {
     /// 403 `activity.upsert_forbidden`.
     public static let upsertForbidden = ActivityProblem(
         code: .activityUpsertForbidden, status: 403, detail: "upsert requires activity:manage scope or full access")
+    /// 403 `integration_key.scope_insufficient`: the token lacks `scope` (`activity:update`, `activity:manage`, …).
+    public static func scopeInsufficient(_ scope: String) -> ActivityProblem {
+        ActivityProblem(code: .integrationKeyScopeInsufficient, status: 403, detail: "this key lacks the \(scope) scope")
+    }
     /// 401 `token.invalid`.
     public static let tokenInvalid = ActivityProblem(code: .tokenInvalid, status: 401, detail: "invalid token")
     /// 503 `service.unavailable`.

@@ -45,10 +45,10 @@ public struct ActivityRules: Sendable {
             return try self.patch(created, with: patch, action: .created, device: device, now: now)
         case .delete:
             guard let existing else { throw .notFound }
-            guard existing.state == .ongoing else { return ActivityOutcome(activity: nil, action: .deleted) }
+            guard existing.state == .ongoing else { return ActivityOutcome(activity: nil, action: .deleted, deleted: existing) }
             // Force-dismissed at once: a dismissal date in the past.
             let push = ActivityPush(event: .end, dismissalDate: now.addingTimeInterval(-1))
-            return ActivityOutcome(activity: nil, action: .deleted, push: push)
+            return ActivityOutcome(activity: nil, action: .deleted, push: push, deleted: existing)
         case .snooze(let seconds):
             guard let existing else { throw .notFound }
             return try snooze(existing, by: seconds, now: now)
@@ -86,7 +86,7 @@ public struct ActivityRules: Sendable {
             end(&changed, now: now)
             return ActivityOutcome(activity: changed, action: .updated, push: ActivityPush(event: .end, dismissalDate: dismissalDate(of: changed, now: now)))
         case .endedExpiry:
-            return ActivityOutcome(activity: nil, action: .deleted)
+            return ActivityOutcome(activity: nil, action: .deleted, deleted: activity)
         }
     }
 

@@ -169,6 +169,7 @@ struct ActivityRulesTests {
         #expect(deleted.action == .deleted)
         #expect(deleted.push?.event == .end)
         #expect(try #require(deleted.push?.dismissalDate) < testNow, "a dismissal date in the past")
+        #expect(deleted.pushedActivity == running, "the end push renders from the activity as it was")
         let ended = try #require(try patched(running, #"{"state":"ended"}"#).activity)
         #expect(try rules.apply(.delete, to: ended, device: ActivityDeviceFacts(activityCount: 1), now: testNow).push == nil)
     }

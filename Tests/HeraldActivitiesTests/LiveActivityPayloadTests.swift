@@ -60,6 +60,13 @@ struct LiveActivityPayloadTests {
         #expect(end["content-state"]?.objectValue?["playback_state"] == "stopped")
     }
 
+    @Test func anActivityRemembersItsLastTimestampAcrossTheStore() throws {
+        var activity = freshActivity()
+        #expect(activity.takePushTimestamp(now: testNow) == 1_750_000_000)
+        var reloaded = try Activity(storedJSON: activity.storedJSON())
+        #expect(reloaded.takePushTimestamp(now: testNow) == 1_750_000_001, "never the same second twice")
+    }
+
     @Test func timestampsIncreaseStrictlyEvenWithinOneSecond() {
         let first = ActivityTimestamp.next(after: nil, now: testNow.addingTimeInterval(0.2))
         #expect(first == 1_750_000_000)
