@@ -124,6 +124,14 @@ public struct ActivityProblem: Error, Sendable, Equatable, CustomStringConvertib
         public static let quotaExceeded: Code = "quota.exceeded"
         /// 503: the store or another dependency is not answering.
         public static let serviceUnavailable: Code = "service.unavailable"
+        /// 404 on `GET /auth/me`: the token's device is gone.
+        public static let userNotFound: Code = "user.not_found"
+        /// 400 on `POST /notifications`: a notification the API refuses.
+        public static let notificationInvalid: Code = "notification.invalid"
+        /// 422 on `POST /notifications`: `activity_slug` names no activity of the device.
+        public static let notificationActivityNotFound: Code = "notification.activity_not_found"
+        // PushWard's codes for what Herald does not have (sharing, subscriptions, widgets, email, the demo) are left
+        // out: `activity.viewer_forbidden` stays above because openapi.yaml lists it on the activity paths.
     }
 
     static func reasonPhrase(_ status: Int) -> String {
