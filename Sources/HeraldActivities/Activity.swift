@@ -79,6 +79,14 @@ public struct Activity: Sendable, Equatable, Codable {
         content.isEmpty ? ["template": "generic"] : content
     }
 
+    /// Takes the `aps.timestamp` for the next push of this activity (``ActivityTimestamp``) and remembers it, so that
+    /// the one after is later still, also across restarts once the activity is stored again.
+    public mutating func takePushTimestamp(now: Date) -> Int {
+        let timestamp = ActivityTimestamp.next(after: memory.lastPushTimestamp, now: now)
+        memory.lastPushTimestamp = timestamp
+        return timestamp
+    }
+
     /// The document the store keeps (keys sorted, dates as Unix seconds).
     public func storedJSON() -> [UInt8] {
         // Every member is a Codable value JSONEncoder can write (finite doubles only: content comes from JSON text).

@@ -78,7 +78,10 @@ enum ActivityContent {
         case .null: return nil
         case .object(let slots):
             var controls = stored?.objectValue ?? [:]
-            for (slot, value) in slots { controls[slot] = value == .null ? nil : value }
+            // `JSONValue` is `ExpressibleByNilLiteral`: `nil` in a ternary would store `.null`, hence `removeValue`.
+            for (slot, value) in slots {
+                if value == .null { controls.removeValue(forKey: slot) } else { controls[slot] = value }
+            }
             return .object(controls)
         default: throw .contentInvalid("controls must be an object", location: "body.content.controls")
         }
@@ -107,8 +110,8 @@ enum ActivityContent {
             merged["start_date"] = .int(nowSeconds)
             merged["end_date"] = .int(nowSeconds + seconds)
         }
-        if template == .countdown, merged["end_date"] != nil, merged["start_date"] == nil, sent.object["start_date"] != .null {
-            merged["start_date"] = .int(min(nowSeconds, (merged["end_date"]?.integerValue ?? nowSeconds) - 1))
+        if template == .countdown, let end = merged["end_date"]?.integerValue, end > 1, merged["start_date"] == nil, sent.object["start_date"] != .null {
+            merged["start_date"] = .int(min(nowSeconds, end - 1))
         }
     }
 
@@ -156,7 +159,11 @@ enum ActivityContent {
                 let numbers = values.compactMapValues(\.doubleValue)
                 memory.timelineHistory = TimelineHistory.appending(numbers, at: Int(now.timeIntervalSince1970), to: memory.timelineHistory)
             }
-            merged["history"] = memory.timelineHistory.isEmpty ? nil : TimelineHistory.json(memory.timelineHistory)
+            if memory.timelineHistory.isEmpty {
+                merged.removeValue(forKey: "history")
+            } else {
+                merged["history"] = TimelineHistory.json(memory.timelineHistory)
+            }
         case .log:
             if case .array(let lines)? = sent["lines"] { memory.logBacklog = LogBacklog.merging(lines, into: memory.logBacklog) }
             merged["history"] = nil

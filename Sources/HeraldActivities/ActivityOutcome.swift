@@ -108,13 +108,21 @@ public struct ActivityOutcome: Sendable, Equatable {
     public var push: ActivityPush?
     /// Other activities of the device evicted to `preempted` by this change, each with its end push.
     public var evictions: [ActivityEviction]
+    /// The activity as it was, when it was deleted: the `end` push of a `DELETE` renders from it.
+    public var deleted: Activity?
 
-    public init(activity: Activity?, action: ActivityAction, push: ActivityPush? = nil, evictions: [ActivityEviction] = []) {
+    public init(
+        activity: Activity?, action: ActivityAction, push: ActivityPush? = nil, evictions: [ActivityEviction] = [], deleted: Activity? = nil
+    ) {
         self.activity = activity
         self.action = action
         self.push = push
         self.evictions = evictions
+        self.deleted = deleted
     }
+
+    /// The activity `push` renders from: the changed one, or the deleted one.
+    public var pushedActivity: Activity? { activity ?? deleted }
 
     /// The next server-managed thing due for the activity (``ActivitySchedule/nextDue(of:)``), `nil` when none.
     public var nextDue: ActivityDue? { activity.flatMap(ActivitySchedule.nextDue(of:)) }

@@ -124,6 +124,14 @@ public struct ActivityProblem: Error, Sendable, Equatable, CustomStringConvertib
         public static let quotaExceeded: Code = "quota.exceeded"
         /// 503: the store or another dependency is not answering.
         public static let serviceUnavailable: Code = "service.unavailable"
+        /// 404 on `GET /auth/me`: the token's device is gone.
+        public static let userNotFound: Code = "user.not_found"
+        /// 400 on `POST /notifications`: a notification the API refuses.
+        public static let notificationInvalid: Code = "notification.invalid"
+        /// 422 on `POST /notifications`: `activity_slug` names no activity of the device.
+        public static let notificationActivityNotFound: Code = "notification.activity_not_found"
+        // PushWard's codes for what Herald does not have (sharing, subscriptions, widgets, email, the demo) are left
+        // out: `activity.viewer_forbidden` stays above because openapi.yaml lists it on the activity paths.
     }
 
     static func reasonPhrase(_ status: Int) -> String {
@@ -160,6 +168,10 @@ extension ActivityProblem {
     /// 403 `activity.upsert_forbidden`.
     public static let upsertForbidden = ActivityProblem(
         code: .activityUpsertForbidden, status: 403, detail: "upsert requires activity:manage scope or full access")
+    /// 403 `integration_key.scope_insufficient`: the token lacks `scope` (`activity:update`, `activity:manage`, …).
+    public static func scopeInsufficient(_ scope: String) -> ActivityProblem {
+        ActivityProblem(code: .integrationKeyScopeInsufficient, status: 403, detail: "this key lacks the \(scope) scope")
+    }
     /// 401 `token.invalid`.
     public static let tokenInvalid = ActivityProblem(code: .tokenInvalid, status: 401, detail: "invalid token")
     /// 503 `service.unavailable`.

@@ -45,10 +45,10 @@ public struct ActivityRules: Sendable {
             return try self.patch(created, with: patch, action: .created, device: device, now: now)
         case .delete:
             guard let existing else { throw .notFound }
-            guard existing.state == .ongoing else { return ActivityOutcome(activity: nil, action: .deleted) }
+            guard existing.state == .ongoing else { return ActivityOutcome(activity: nil, action: .deleted, deleted: existing) }
             // Force-dismissed at once: a dismissal date in the past.
             let push = ActivityPush(event: .end, dismissalDate: now.addingTimeInterval(-1))
-            return ActivityOutcome(activity: nil, action: .deleted, push: push)
+            return ActivityOutcome(activity: nil, action: .deleted, push: push, deleted: existing)
         case .snooze(let seconds):
             guard let existing else { throw .notFound }
             return try snooze(existing, by: seconds, now: now)
@@ -86,7 +86,7 @@ public struct ActivityRules: Sendable {
             end(&changed, now: now)
             return ActivityOutcome(activity: changed, action: .updated, push: ActivityPush(event: .end, dismissalDate: dismissalDate(of: changed, now: now)))
         case .endedExpiry:
-            return ActivityOutcome(activity: nil, action: .deleted)
+            return ActivityOutcome(activity: nil, action: .deleted, deleted: activity)
         }
     }
 
@@ -135,6 +135,7 @@ public struct ActivityRules: Sendable {
             try ActivityContent.apply(contentPatch, to: &activity, now: now)
         }
         activity.updatedAt = now
+        if patch.content != nil { try checkFits(activity, now: now) }
         let starts = target == .ongoing && stored.state != .ongoing
         if starts, !device.canPushToStart { throw .pushToStartUnavailable }
 
@@ -180,7 +181,11 @@ public struct ActivityRules: Sendable {
         activity.content["snoozed_until"] = .int(newEnd)
         if let threshold = activity.content["warning_threshold"]?.integerValue {
             activity.memory.countdownWarningSent = newEnd - threshold <= nowSeconds
-            activity.content["warning_pushed"] = activity.memory.countdownWarningSent ? true : nil
+            if activity.memory.countdownWarningSent {
+                activity.content["warning_pushed"] = true
+            } else {
+                activity.content.removeValue(forKey: "warning_pushed")
+            }
         }
         activity.updatedAt = now
         let push = ActivityPush(event: .update, staleDate: staleDate(of: activity, now: now))
@@ -216,6 +221,19 @@ public struct ActivityRules: Sendable {
             // Preempted cards keep the ended_ttl-derived linger even when dismissal_ttl is set.
             let linger = preempted.endedTTL.map { min(TimeInterval($0), maximumLinger) } ?? maximumLinger
             return ActivityEviction(activity: preempted, push: ActivityPush(event: .end, dismissalDate: now.addingTimeInterval(linger)))
+        }
+    }
+
+    /// Refuses content whose largest push (a start, with its alert) cannot fit 4096 bytes even reduced: 422.
+    /// A timeline's history is left out of the trial: it can always shrink to nothing.
+    func checkFits(_ activity: Activity, now: Date) throws(ActivityProblem) {
+        var activity = activity
+        activity.content["history"] = nil
+        let push = ActivityPush(event: .start, alert: startAlert(for: activity), sound: "notification", staleDate: now, isAlerting: true)
+        do {
+            _ = try LiveActivityPayload.render(activity: activity, push: push, timestamp: Int(now.timeIntervalSince1970), now: now)
+        } catch {
+            throw .contentInvalid("content does not fit the 4096-byte APNs payload (\(error.bytes) bytes)", location: "body.content")
         }
     }
 

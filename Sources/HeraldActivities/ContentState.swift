@@ -16,34 +16,14 @@ enum ContentState {
         return content
     }
 
-    /// The steps that shrink `content`, in order, each applied once until the payload fits.
+    /// The steps that shrink `content`, in order, each applied once until the payload fits (a timeline's history is
+    /// fitted by ``LiveActivityPayload`` directly).
     static func reductions(of content: JSONObject) -> [Reduction] {
         switch content["template"]?.stringValue {
-        case "timeline": timelineReductions(of: content)
         case "log": logReductions(of: content)
         case "media": mediaReductions
         default: []
         }
-    }
-
-    /// A timeline's history downsampled per series (LTTB) to ever fewer points, then left out.
-    static func timelineReductions(of content: JSONObject) -> [Reduction] {
-        guard case .object(let history)? = content["history"] else { return [] }
-        let longest = history.values.map { $0.arrayValue?.count ?? 0 }.max() ?? 0
-        var targets: [Int] = []
-        var target = longest
-        while target > 2 {
-            target = target * 3 / 4
-            targets.append(max(2, target))
-        }
-        var steps: [Reduction] = targets.map { points in
-            { content in
-                guard case .object(let history)? = content["history"] else { return }
-                content["history"] = .object(history.mapValues { TimelineHistory.downsampled($0, to: points) })
-            }
-        }
-        steps.append { $0["history"] = nil }
-        return steps
     }
 
     /// A log's lines, the oldest dropped one at a time down to the newest line.

@@ -45,6 +45,25 @@ public enum LiveActivityPayload {
     ) throws(TooLarge) -> [UInt8] {
         var contentState = ContentState.wireForm(of: activity, event: push.event)
         var bytes = encode(activity: activity, push: push, contentState: contentState, timestamp: timestamp, attributesType: attributesType)
+        if bytes.count > maximumBytes, case .object(let history)? = contentState["history"] {
+            // A timeline: aim straight at the number of points per series that fits (from the bytes a point takes),
+            // then shrink by a fifth until it does; each try is one encoding of the whole payload.
+            var withoutHistory = contentState
+            withoutHistory["history"] = nil
+            let base = encode(activity: activity, push: push, contentState: withoutHistory, timestamp: timestamp, attributesType: attributesType).count
+            let points = history.values.reduce(0) { $0 + ($1.arrayValue?.count ?? 0) }
+            let historyBytes = bytes.count - base
+            let perPoint = max(1, historyBytes / max(points, 1))
+            let longest = history.values.map { $0.arrayValue?.count ?? 0 }.max() ?? 0
+            var target = min(longest - 1, (maximumBytes - base - 16 * history.count) / perPoint / max(history.count, 1))
+            while bytes.count > maximumBytes, target >= 2 {
+                contentState["history"] = .object(history.mapValues { TimelineHistory.downsampled($0, to: target) })
+                bytes = encode(activity: activity, push: push, contentState: contentState, timestamp: timestamp, attributesType: attributesType)
+                target = min(target - 1, target * 4 / 5)
+            }
+            if bytes.count > maximumBytes { contentState["history"] = nil }
+            bytes = encode(activity: activity, push: push, contentState: contentState, timestamp: timestamp, attributesType: attributesType)
+        }
         var reductions = ContentState.reductions(of: contentState)
         while bytes.count > maximumBytes, let reduce = reductions.first {
             reductions.removeFirst()

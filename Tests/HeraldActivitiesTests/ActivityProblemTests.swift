@@ -1,5 +1,6 @@
-import HeraldActivities
 import Testing
+
+@testable import HeraldActivities
 
 @Suite("Activity problems")
 struct ActivityProblemTests {
