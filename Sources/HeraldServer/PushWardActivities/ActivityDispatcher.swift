@@ -35,6 +35,9 @@ final class ActivityDispatcher: Service, Sendable {
     /// How long an activity push may wait in the outbox before it is dropped (a newer state is sent instead).
     let pushLifetime: TimeInterval = 600
     private let woken = Atomic(false)
+    /// Dates come back from the store as seconds since 1970, which can be a rounding above the date that was written:
+    /// a date this close to now counts as due.
+    static let dueSlack: TimeInterval = 0.001
 
     init(
         store: any HeraldStore, pipeline: SendPipeline, rules: ActivityRules = ActivityRules(), clock: any WallClock,
@@ -78,7 +81,7 @@ final class ActivityDispatcher: Service, Sendable {
         let claimed: [ActivityRecord]
         do {
             // A read first: an idle poll writes nothing (no transaction on SQLite every half second).
-            guard let next = try await store.nextActivityDue(), next <= now else { return .done }
+            guard let next = try await store.nextActivityDue(), next <= now.addingTimeInterval(Self.dueSlack) else { return .done }
             claimed = try await store.claimDueActivities(
                 at: now, lease: Lease(owner: instanceID, expiresAt: now.addingTimeInterval(leaseDuration)), limit: limit)
         } catch {
@@ -94,7 +97,7 @@ final class ActivityDispatcher: Service, Sendable {
     /// Everything due for one claimed activity; on a failure the claim is given back, due again in a second.
     private func work(on claimed: ActivityRecord) async {
         do {
-            if let due = claimed.nextDueAt, due <= clock.now() { try await runDue(claimed) }
+            if let due = claimed.nextDueAt, due <= clock.now().addingTimeInterval(Self.dueSlack) { try await runDue(claimed) }
             try await push(deviceID: claimed.deviceID, slug: claimed.slug)
         } catch {
             logger.error("An activity's push failed", metadata: ["slug": "\(claimed.slug)", "error": "\(error)"])
