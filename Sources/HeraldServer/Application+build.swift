@@ -77,7 +77,9 @@ public func buildApplication(
             exemptDailyLimit: configuration.exemptDailyLimit, maximumPendingPerDevice: configuration.maximumPendingPerDevice),
         renderers: payloadRenderers)
     let link = store.cluster.map { ClusterLink(cluster: $0, hub: hub, worker: worker, logger: logger) }
-    let activities = ActivityDispatcher(store: store, pipeline: pipeline, clock: clock, instanceID: worker.instanceID, logger: logger)
+    let activities = ActivityDispatcher(
+        store: store, pipeline: pipeline, clock: clock, attributesType: configuration.liveActivityAttributesType,
+        instanceID: worker.instanceID, logger: logger)
     let (router, webSocket) = buildRouters(
         store: store, pipeline: pipeline, worker: worker, hub: hub, link: link, activities: activities, clock: clock,
         bodyLimit: configuration.maximumBodyBytes, registration: .init(configuration),

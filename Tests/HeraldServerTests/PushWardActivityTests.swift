@@ -223,4 +223,24 @@ struct PushWardActivityTests {
         }
         try await apns.shutdown()
     }
+
+    @Test func aDeadUpdateTokenEndsTheActivitysPushesNotTheDevice() async throws {
+        let apns = try await APNsTestServer.start()
+        try await apns.server.run { client in
+            let device = try await client.activityDevice()
+            #expect(try await client.activity(.patch, "/activities/car?upsert=true", #"{"state": "ongoing"}"#, as: device).status == .created)
+            #expect(await eventually { Self.activityPushes(apns).count == 1 })
+            #expect(try await client.reportUpdateToken(Self.updateToken, slug: "car", as: device).status == .noContent)
+            apns.production.failNext(1, status: 410, reason: "Unregistered")
+            let update = try await client.activity(.patch, "/activities/car", #"{"content": {"template": "generic", "state": "Parked"}}"#, as: device)
+            #expect(update.status == .ok)
+            #expect(await eventually { apns.production.requests.contains { $0.status == 410 } })
+            #expect(try await eventually { try await client.activity(.get, "/activities/car", as: device).jsonObject?["state"] == "ended" })
+            // The device itself still takes notifications.
+            let notified = try await client.notify(device.owner.userID)
+            #expect(notified.status == .created)
+            #expect(await eventually { apns.production.acceptedPushes.contains { $0.deviceToken == device.deviceToken } })
+        }
+        try await apns.shutdown()
+    }
 }
