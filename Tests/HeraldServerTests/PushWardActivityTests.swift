@@ -243,4 +243,47 @@ struct PushWardActivityTests {
         }
         try await apns.shutdown()
     }
+
+    @Test func scopesAndSlugsOfTheAPITokenDecide() async throws {
+        let apns = try await APNsTestServer.start()
+        try await apns.server.run { client in
+            let device = try await client.activityDevice()
+            #expect(try await client.activity(.post, "/activities", #"{"slug": "printer-1", "name": "P1"}"#, as: device).status == .created)
+            #expect(try await client.activity(.post, "/activities", #"{"slug": "oven", "name": "Oven"}"#, as: device).status == .created)
+            let updater = try await client.createToken(for: device.owner, scopes: #"["activity:update"]"#, slugs: #"["printer-*"]"#)
+            var limited = device
+            limited.bearer = updater.bearer
+            // activity:update reads and patches what its slugs cover, and sees only those.
+            let list = try #require(try await client.activity(.get, "/activities", as: limited).jsonObject)
+            #expect(list["items"]?.arrayValue?.compactMap { $0.objectValue?["slug"]?.stringValue } == ["printer-1"])
+            #expect(try await client.activity(.patch, "/activities/printer-1", #"{"priority": 2}"#, as: limited).status == .ok)
+            let outside = try await client.activity(.get, "/activities/oven", as: limited)
+            #expect(outside.status == .forbidden)
+            #expect(try outside.problem()["code"] == "integration_key.slug_invalid")
+            // It may not create or delete.
+            #expect(try await client.activity(.post, "/activities", #"{"slug": "printer-2", "name": "P2"}"#, as: limited).status == .forbidden)
+            #expect(try await client.activity(.delete, "/activities/printer-1", as: limited).status == .forbidden)
+            let upsert = try await client.activity(.patch, "/activities/printer-3?upsert=true", #"{"priority": 1}"#, as: limited)
+            #expect(upsert.status == .forbidden)
+            #expect(try upsert.problem()["code"] == "activity.upsert_forbidden")
+        }
+        try await apns.shutdown()
+    }
+
+    @Test func snoozeMovesACountdownsEnd() async throws {
+        let apns = try await APNsTestServer.start()
+        try await apns.server.run { client in
+            let device = try await client.activityDevice()
+            let end = Int(apns.server.clock.now().timeIntervalSince1970) + 600
+            let content = #"{"template": "countdown", "end_date": \#(end)}"#
+            let start = try await client.activity(.patch, "/activities/tea?upsert=true", #"{"state": "ongoing", "content": \#(content)}"#, as: device)
+            #expect(start.status == .created)
+            let snoozed = try await client.activity(.post, "/activities/tea/snooze", #"{"seconds": 120}"#, as: device)
+            #expect(snoozed.status == .ok)
+            #expect(snoozed.jsonObject?["content"]?.objectValue?["end_date"] == .int(end + 120))
+            let missing = try await client.activity(.post, "/activities/coffee/snooze", as: device)
+            #expect(missing.status == .notFound)
+        }
+        try await apns.shutdown()
+    }
 }
