@@ -84,4 +84,29 @@ struct ActivityScheduleTests {
         }
         try await apns.shutdown()
     }
+
+    @Test func aStartThatExpiresInTheOutboxIsSentAgainWithTheNewestState() async throws {
+        let apns = try await APNsTestServer.start()
+        apns.production.failNext(1_000_000, status: 503, reason: "ServiceUnavailable")
+        try await apns.server.run { client in
+            let device = try await client.activityDevice()
+            let start = try await client.activity(
+                .patch, "/activities/bus?upsert=true", #"{"state": "ongoing", "content": {"template": "generic", "state": "Late"}}"#, as: device)
+            #expect(start.status == .created)
+            #expect(await eventually { !apns.production.requests.isEmpty })
+            // APNs stays away past the push's 10 minutes in the outbox; then it is back.
+            for _ in 0..<7 {
+                apns.server.clock.advance(by: 100)
+                try await Task.sleep(for: .milliseconds(300))
+            }
+            apns.production.clearFaults()
+            apns.server.clock.advance(by: 10)
+            #expect(await eventually { PushWardActivityTests.activityPushes(apns).count == 1 })
+            let push = try #require(PushWardActivityTests.activityPushes(apns).first)
+            #expect(push.aps?["event"] == "start")
+            #expect(push.deviceToken == device.pushToStartToken)
+            #expect(push.aps?["content-state"]?.objectValue?["state"] == "Late")
+        }
+        try await apns.shutdown()
+    }
 }

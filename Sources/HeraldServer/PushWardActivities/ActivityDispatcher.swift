@@ -144,20 +144,21 @@ extension ActivityDispatcher {
         var push: ActivityPush
         var token: String
         var payload: [UInt8]
+        /// How long the outbox tries it.
+        var lifetime: TimeInterval
     }
 
     /// Renders and hands on the newest state of a held activity, if it needs one and nothing of it is still pending.
     func push(deviceID: Device.ID, slug: String) async throws {
         guard let device = try await store.device(id: deviceID) else { return }
         guard let current = try await store.activity(deviceID: deviceID, slug: slug), current.lease?.owner == instanceID else { return }
-        var earlierPending = false
-        if let inFlight = current.inFlightNotification, current.hasUnpushedChange {
-            earlierPending = try await pipeline.notification(id: inFlight)?.status == .pending
-        }
+        var earlier: PushNotification?
+        if let inFlight = current.inFlightNotification { earlier = try await pipeline.notification(id: inFlight) }
         let now = clock.now()
-        let isEarlierPending = earlierPending
+        let earlierPush = earlier
         let prepared = try await changeHeld(deviceID, slug) { record -> PreparedPush? in
-            self.prepare(&record, device: device, earlierPending: isEarlierPending, now: now)
+            if let earlierPush, earlierPush.status == .expired { Self.expired(earlierPush, of: &record) }
+            return self.prepare(&record, device: device, earlierPending: earlierPush?.status == .pending, now: now)
         }
         guard let prepared = prepared ?? nil else { return }
         let draft = NotificationDraft(
@@ -185,7 +186,8 @@ extension ActivityDispatcher {
     private func prepare(_ record: inout ActivityRecord, device: Device, earlierPending: Bool, now: Date) -> PreparedPush? {
         record.lease = nil
         if earlierPending {
-            record.pushDueAt = now.addingTimeInterval(1)  // after the earlier push: checked again in a second
+            // After the earlier push: checked again in a second when a newer state waits, else when it may expire.
+            record.pushDueAt = now.addingTimeInterval(record.hasUnpushedChange ? 1 : pushLifetime + 1)
             return nil
         }
         record.inFlightNotification = nil
@@ -217,7 +219,7 @@ extension ActivityDispatcher {
             let payload = try LiveActivityPayload.render(
                 activity: activity, push: push, timestamp: timestamp, attributesType: attributesType, now: now)
             record.lease = Lease(owner: instanceID, expiresAt: now.addingTimeInterval(leaseDuration))
-            return PreparedPush(version: record.version, push: push, token: token, payload: payload)
+            return PreparedPush(version: record.version, push: push, token: token, payload: payload, lifetime: pushLifetime)
         } catch {
             logger.error("An activity's payload does not fit", metadata: ["slug": "\(record.slug)", "bytes": "\(error.bytes)"])
             record.pushedVersion = record.version
@@ -235,7 +237,9 @@ extension ActivityDispatcher {
         if record.version == prepared.version { record.pendingPush = nil }
         record.pushedState = prepared.push.event == .end ? ActivityState.ended.rawValue : ActivityState.ongoing.rawValue
         record.inFlightNotification = pendingID
-        record.pushDueAt = record.hasUnpushedChange ? now : nil
+        // A pending push is looked at again once it may have expired (then the newest state goes instead).
+        let recheck = now.addingTimeInterval(prepared.lifetime + 1)
+        record.pushDueAt = record.hasUnpushedChange ? now : pendingID.map { _ in recheck }
         guard deadToken else { return }
         // A dead activity token ends that activity's pushes (not the device): it is gone from the device.
         record.pushedState = nil
@@ -248,6 +252,19 @@ extension ActivityDispatcher {
         record.pushedVersion = record.version
         record.pendingPush = nil
         record.pushDueAt = nil
+    }
+
+    /// The push handed on last expired in the outbox before it reached the device: the device shows what it showed
+    /// before it, and the activity's newest state is due again.
+    private static func expired(_ notification: PushNotification, of record: inout ActivityRecord) {
+        record.inFlightNotification = nil
+        let event = notification.content?.providerPayloads[Platform.apns.rawValue]?.payload["aps"]?.objectValue?["event"]?.stringValue
+        switch event {
+        case ActivityEvent.start.rawValue?: record.pushedState = nil
+        case ActivityEvent.update.rawValue?, ActivityEvent.end.rawValue?: record.pushedState = ActivityState.ongoing.rawValue
+        default: break
+        }
+        record.pushedVersion = min(record.pushedVersion, record.version - 1)
     }
 
     /// Changes one activity in a transaction of its own; a tombstone whose end went out (or that needs none) is
