@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "HeraldStore", targets: ["HeraldStore"]),
         .library(name: "HeraldServer", targets: ["HeraldServer"]),
         .library(name: "HeraldTesting", targets: ["HeraldTesting"]),
+        .library(name: "HeraldActivities", targets: ["HeraldActivities"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -150,7 +151,7 @@ let package = Package(
         .target(
             name: "HeraldServer",
             dependencies: [
-                "HeraldCore", "HeraldProviderKit", "HeraldAPNs", "HeraldFCM", "HeraldStore", "HeraldTransport",
+                "HeraldCore", "HeraldProviderKit", "HeraldAPNs", "HeraldFCM", "HeraldStore", "HeraldTransport", "HeraldActivities",
                 "HeraldWebPush",  // the web app's inbox lists notifications as its service worker receives them
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -197,6 +198,9 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // PushWard's activities (issue 31), pure: requests, template rules, the state machine, eviction, server-managed
+        // dues, the Live Activity payload and the API's JSON. No socket, no database.
+        .target(name: "HeraldActivities", dependencies: ["HeraldCore"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "herald",
             dependencies: [
@@ -310,7 +314,7 @@ let package = Package(
         .testTarget(
             name: "HeraldServerTests",
             dependencies: [
-                "HeraldServer", "HeraldTesting", "HeraldTransport",
+                "HeraldServer", "HeraldTesting", "HeraldTransport", "HeraldActivities",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),  // a channel whose writes never finish (WebSocketHubTests)
@@ -327,5 +331,9 @@ let package = Package(
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
+        .testTarget(
+            name: "HeraldActivitiesTests",
+            dependencies: ["HeraldActivities", "HeraldCore", "HeraldTesting"],
+            swiftSettings: swiftSettings),
     ]
 )

@@ -239,7 +239,7 @@ public enum StoreReadiness: Sendable, Equatable {
     case cannotWrite(String)
 }
 
-public protocol HeraldStore: DeviceStore, NotificationStore, APITokenStore, DashboardStore, ServerSettingStore {
+public protocol HeraldStore: DeviceStore, NotificationStore, APITokenStore, DashboardStore, ServerSettingStore, ActivityStore {
     /// Whether the backend answers and takes writes (for `/readyz`).
     func readiness() async -> StoreReadiness
     /// Releases the backend's resources; nothing may be called afterwards.

@@ -79,8 +79,11 @@ public func buildApplication(
             exemptDailyLimit: configuration.exemptDailyLimit, maximumPendingPerDevice: configuration.maximumPendingPerDevice),
         renderers: payloadRenderers)
     let link = store.cluster.map { ClusterLink(cluster: $0, hub: hub, worker: worker, logger: logger) }
+    let activities = ActivityDispatcher(
+        store: store, pipeline: pipeline, clock: clock, attributesType: configuration.liveActivityAttributesType,
+        instanceID: worker.instanceID, logger: logger)
     let (router, webSocket) = buildRouters(
-        store: store, pipeline: pipeline, worker: worker, hub: hub, link: link, clock: clock,
+        store: store, pipeline: pipeline, worker: worker, hub: hub, link: link, activities: activities, clock: clock,
         bodyLimit: configuration.maximumBodyBytes, registration: try .init(configuration),
         addresses: try ClientAddressResolver(configuration), metrics: metrics.server,
         adminToken: configuration.adminToken,
@@ -90,6 +93,7 @@ public func buildApplication(
             subscribesPerMinute: configuration.webSocketSubscribesPerMinute),
         logger: logger)
     var services: [any Service] = closers + [worker, hub]
+    services.append(activities)
     if let registry = metrics.registry {
         let endpoint = MetricsEndpoint(registry: registry, metrics: metrics.server, store: store, worker: worker, hub: hub, clock: clock)
         if let port = configuration.metricsPort {
@@ -147,7 +151,7 @@ func guardedServer(webSocket: WebSocketController, configuration: HeraldConfigur
 /// The HTTP router, and the controller that decides WebSocket upgrades (it sees only requests that ask for one).
 func buildRouters(
     store: any HeraldStore, pipeline: SendPipeline, worker: DeliveryEngine, hub: WebSocketHub, link: ClusterLink? = nil,
-    clock: any WallClock, bodyLimit: Int, registration: RegistrationSettings, addresses: ClientAddressResolver,
+    activities: ActivityDispatcher? = nil, clock: any WallClock, bodyLimit: Int, registration: RegistrationSettings, addresses: ClientAddressResolver,
     metrics: ServerMetrics, adminToken: String?, webSocketSession: WebSocketSessionConfiguration, logger: Logger
 ) -> (http: Router<HeraldRequestContext>, webSocket: WebSocketController) {
     let router = Router(context: HeraldRequestContext.self, options: .autoGenerateHeadEndpoints)
@@ -196,8 +200,16 @@ func buildRouters(
         .addRoutes(to: router)
     // PushWard's account paths; `activity_count` comes from the activity store once it exists (issue 31, la-service).
     PushWardAccountController(
-        authorizer: PushWardAuthorizer(tokens: tokens, credentials: credentials), pipeline: pipeline, activityCount: { _ in 0 }
+        authorizer: PushWardAuthorizer(tokens: tokens, credentials: credentials), pipeline: pipeline,
+        activityCount: { id in try await store.activities(deviceID: id).filter { !$0.isTombstone }.count }
     ).addRoutes(to: router)
+    if let activities {  // PushWard's activities (issue 31): PushWardActivities/
+        let service = ActivityService(store: store, clock: clock, wake: { activities.wake() })
+        PushWardActivitiesController(
+            service: service, authorizer: PushWardAuthorizer(tokens: tokens, credentials: credentials), bodyLimit: bodyLimit
+        ).addRoutes(to: router)
+        ActivityTokenController(service: service, directory: directory, credentials: credentials, bodyLimit: bodyLimit).addRoutes(to: api)
+    }
     HomeAssistantController(pipeline: pipeline, directory: directory, credentials: credentials, clock: clock, bodyLimit: bodyLimit)
         .addRoutes(to: api)
     if let adminToken {  // without HERALD_ADMIN_TOKEN, /admin is not there at all (404)

@@ -119,6 +119,14 @@ public enum ConfigurationLoader {
             }
             configuration.adminToken = token
         }
+        if let type = reader.string("HERALD_LIVE_ACTIVITY_ATTRIBUTES_TYPE") {
+            guard (1...128).contains(type.utf8.count), type.utf8.first.map({ !(0x30...0x39).contains($0) }) == true,
+                type.utf8.allSatisfy({ $0 == 0x5f || (0x30...0x39).contains($0) || (0x41...0x5a).contains($0) || (0x61...0x7a).contains($0) })
+            else {
+                throw ConfigurationError("HERALD_LIVE_ACTIVITY_ATTRIBUTES_TYPE: must be a Swift type name (letters, digits and _, not starting with a digit)")
+            }
+            configuration.liveActivityAttributesType = type
+        }
         configuration.apns = try apnsSettings(&reader)
         configuration.fcm = try fcmSettings(&reader)
         configuration.webPush = try webPushSettings(&reader)

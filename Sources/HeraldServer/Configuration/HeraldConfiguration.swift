@@ -87,6 +87,9 @@ public struct HeraldConfiguration: Sendable {
     public var metricsHost = "127.0.0.1"
     /// When set, the operator dashboard is served at `/admin` and this token logs in to it; otherwise `/admin` is 404.
     public var adminToken: String?
+    /// `HERALD_LIVE_ACTIVITY_ATTRIBUTES_TYPE`: the `attributes-type` of the Live Activities Herald starts (PushWard's
+    /// activities): the name of the app's `ActivityAttributes` struct.
+    public var liveActivityAttributesType = "HeraldActivityAttributes"
 
     public init() {}
 }

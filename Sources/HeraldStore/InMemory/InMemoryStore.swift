@@ -16,6 +16,8 @@ public actor InMemoryStore: HeraldStore {
     var apiTokens: [APIToken.ID: APIToken] = [:]
     /// ``ServerSettingStore``'s values.
     var settings: [String: String] = [:]
+    /// PushWard activities per device and slug (see InMemoryStore+Activities.swift).
+    var activityRows: [Device.ID: [String: ActivityRecord]] = [:]
 
     private struct CounterKey: Hashable {
         var deviceID: Device.ID
@@ -50,6 +52,7 @@ public actor InMemoryStore: HeraldStore {
             parked.remove(notification)
         }
         counters = counters.filter { $0.key.deviceID != id }
+        activityRows[id] = nil
     }
 
     public func deactivateDevice(id: Device.ID, token: String, reason: String, at date: Date) async throws {

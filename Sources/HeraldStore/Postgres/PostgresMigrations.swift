@@ -163,6 +163,35 @@ enum PostgresMigrations {
                 "ALTER TABLE api_token ADD COLUMN scopes text", "ALTER TABLE api_token ADD COLUMN slugs text",
                 "ALTER TABLE device ADD COLUMN push_to_start_token text",
             ]),
+        Migration(
+            version: 10, description: "PushWard activities",
+            statements: [
+                """
+                CREATE TABLE activity (
+                    device_id uuid NOT NULL REFERENCES device (id) ON DELETE CASCADE,
+                    slug text NOT NULL,
+                    state text NOT NULL,
+                    priority bigint NOT NULL,
+                    created_at double precision NOT NULL,
+                    updated_at double precision NOT NULL,
+                    document bytea NOT NULL,
+                    next_due_at double precision,
+                    version bigint NOT NULL,
+                    pushed_version bigint NOT NULL,
+                    pending_push bytea,
+                    push_due_at double precision,
+                    pushed_state text,
+                    pushed_timestamp bigint,
+                    in_flight_notification uuid,
+                    update_token text,
+                    lease_owner text,
+                    lease_expires_at double precision,
+                    PRIMARY KEY (device_id, slug)
+                )
+                """,
+                "CREATE INDEX activity_push_due ON activity (push_due_at) WHERE push_due_at IS NOT NULL",
+                "CREATE INDEX activity_next_due ON activity (next_due_at) WHERE next_due_at IS NOT NULL",
+            ]),
     ]
 
     /// The version the schema is at once every migration ran.

@@ -148,6 +148,36 @@ enum SQLiteMigrations {
                     ALTER TABLE device ADD COLUMN push_to_start_token TEXT;
                     """)
         }
+        migrator.registerMigration("v13: PushWard activities") { db in
+            // One row per (device, slug): the columns delivery and the scheduler query, the rest as the activity's
+            // JSON document (ActivityStore.swift).
+            try db.execute(
+                sql: """
+                    CREATE TABLE activity (
+                        device_id TEXT NOT NULL REFERENCES device(id) ON DELETE CASCADE,
+                        slug TEXT NOT NULL,
+                        state TEXT NOT NULL,
+                        priority INTEGER NOT NULL,
+                        created_at REAL NOT NULL,
+                        updated_at REAL NOT NULL,
+                        document BLOB NOT NULL,
+                        next_due_at REAL,
+                        version INTEGER NOT NULL,
+                        pushed_version INTEGER NOT NULL,
+                        pending_push BLOB,
+                        push_due_at REAL,
+                        pushed_state TEXT,
+                        pushed_timestamp INTEGER,
+                        in_flight_notification TEXT,
+                        update_token TEXT,
+                        lease_owner TEXT,
+                        lease_expires_at REAL,
+                        PRIMARY KEY (device_id, slug)
+                    );
+                    CREATE INDEX activity_push_due ON activity(push_due_at) WHERE push_due_at IS NOT NULL;
+                    CREATE INDEX activity_next_due ON activity(next_due_at) WHERE next_due_at IS NOT NULL;
+                    """)
+        }
         return migrator
     }
 }

@@ -215,6 +215,7 @@ extension APNsDoubleCore.State {
             warnings.append("attributes on a live activity \(event)")
         }
         if aps["dismissal-date"] != nil, event != "end" { warnings.append("dismissal-date on a live activity \(event)") }
+        if aps["input-push-token"] != nil, event != "start" { warnings.append("input-push-token on a live activity \(event)") }
         for key in ["dismissal-date", "stale-date", "relevance-score"] where aps[key] != nil && aps[key]?.doubleValue == nil {
             warnings.append("\(key) is not a number")
         }

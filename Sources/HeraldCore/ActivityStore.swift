@@ -1,0 +1,121 @@
+import Foundation
+
+/// One stored Live Activity that Herald keeps and drives (PushWard's `/activities`), keyed by its device and slug.
+///
+/// The columns are what the store queries and what delivery needs; everything else about the activity (content,
+/// TTLs, timeline history, log backlog) is ``document``, the activity's JSON as the rules module writes it. The row
+/// is the truth of delivery too: ``version`` counts accepted changes and ``pushedVersion`` is the newest one handed
+/// to the outbox, so a change and its "to push" mark are written in one transaction, and what is not pushed yet
+/// survives a crash.
+public struct ActivityRecord: Sendable, Equatable {
+    public var deviceID: Device.ID
+    public var slug: String
+    /// `ongoing`, `ended` or `preempted`.
+    public var state: String
+    public var priority: Int
+    public var createdAt: Date
+    public var updatedAt: Date
+    /// The activity as JSON (the rules module's `Activity`).
+    public var document: Data
+    /// When its next server-managed behaviour is due (a countdown's warning or end, a stale end, deletion after
+    /// `ended_ttl`); `nil` for none.
+    public var nextDueAt: Date?
+    /// Accepted changes, counted from 1.
+    public var version: Int
+    /// The newest version handed to delivery (0: none).
+    public var pushedVersion: Int
+    /// The push the changes not yet handed to delivery ask for (the delivery side's JSON), coalesced: `nil` for none.
+    public var pendingPush: Data?
+    /// When delivery should look at the activity again: a change to push, a push in flight to check; `nil` when
+    /// there is nothing to do (pushed, or waiting for the device's update token).
+    public var pushDueAt: Date?
+    /// What the device was last sent: `nil` nothing (or its activity is gone), `ongoing` (started or updated) or `ended`.
+    public var pushedState: String?
+    /// The `aps.timestamp` of the last push (strictly increasing per activity).
+    public var pushedTimestamp: Int?
+    /// The outbox notification of the last push, while it may still be pending.
+    public var inFlightNotification: UUID?
+    /// The update token ActivityKit issued for the activity on the device (hex); `nil` until the app reports it.
+    public var updateToken: String?
+    /// The instance that is delivering it or running its server-managed behaviour, and until when.
+    public var lease: Lease?
+
+    public init(
+        deviceID: Device.ID, slug: String, state: String, priority: Int, createdAt: Date, updatedAt: Date, document: Data,
+        nextDueAt: Date? = nil, version: Int = 1, pushedVersion: Int = 0, pendingPush: Data? = nil, pushDueAt: Date? = nil,
+        pushedState: String? = nil, pushedTimestamp: Int? = nil, inFlightNotification: UUID? = nil, updateToken: String? = nil,
+        lease: Lease? = nil
+    ) {
+        self.deviceID = deviceID
+        self.slug = slug
+        self.state = state
+        self.priority = priority
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.document = document
+        self.nextDueAt = nextDueAt
+        self.version = version
+        self.pushedVersion = pushedVersion
+        self.pendingPush = pendingPush
+        self.pushDueAt = pushDueAt
+        self.pushedState = pushedState
+        self.pushedTimestamp = pushedTimestamp
+        self.inFlightNotification = inFlightNotification
+        self.updateToken = updateToken
+        self.lease = lease
+    }
+
+    /// Whether a change is accepted that delivery has not handed on yet.
+    public var hasUnpushedChange: Bool { version > pushedVersion }
+}
+
+/// What one ``ActivityStore/changeActivities(deviceID:_:)`` writes: rows inserted or replaced (matched by slug), and
+/// slugs deleted.
+public struct ActivityWrites: Sendable, Equatable {
+    public var upserts: [ActivityRecord]
+    public var deletions: [String]
+
+    public init(upserts: [ActivityRecord] = [], deletions: [String] = []) {
+        self.upserts = upserts
+        self.deletions = deletions
+    }
+}
+
+/// Live Activities that Herald keeps (PushWard's `/activities`), with what their delivery and server-managed
+/// behaviours need.
+///
+/// Every change is a read-modify-write of one device's activities in one transaction
+/// (``changeActivities(deviceID:_:)``), serialised per device across instances, so two instances never lose an
+/// update and the per-device limits (50 activities, 5 ongoing) hold. Delivery claims activities with a lease
+/// (``claimDueActivities(at:lease:limit:)``): one instance at a time works on an activity.
+public protocol ActivityStore: Sendable {
+    /// A device's activities, sorted by slug.
+    func activities(deviceID: Device.ID) async throws -> [ActivityRecord]
+    /// One activity.
+    func activity(deviceID: Device.ID, slug: String) async throws -> ActivityRecord?
+    /// In one transaction: reads the device's activities (sorted by slug), passes them to `change` and writes what it
+    /// returns (every column of an upsert, its lease included); returns what `change` returned. When `change` throws,
+    /// nothing is written and its error is thrown. Concurrent calls for one device run one after the other, on every
+    /// instance.
+    func changeActivities<Result: Sendable>(
+        deviceID: Device.ID, _ change: @escaping @Sendable ([ActivityRecord]) throws -> (ActivityWrites, Result)
+    ) async throws -> Result
+    /// Claims up to `limit` activities whose push or server-managed behaviour is due at `now` (``ActivityRecord/pushDueAt``
+    /// or ``ActivityRecord/nextDueAt`` not after it) and that nobody holds (or whose lease expired): writes `lease`
+    /// into them and returns them, earliest due first. Two instances never claim the same activity at once.
+    func claimDueActivities(at now: Date, lease: Lease, limit: Int) async throws -> [ActivityRecord]
+    /// The earliest ``ActivityRecord/pushDueAt`` or ``ActivityRecord/nextDueAt`` of any activity (held or not).
+    func nextActivityDue() async throws -> Date?
+}
+
+extension ActivityRecord {
+    /// When this activity is due for delivery or its server-managed behaviour, if at all.
+    public var dueAt: Date? {
+        switch (pushDueAt, nextDueAt) {
+        case (let push?, let next?): min(push, next)
+        case (let push?, nil): push
+        case (nil, let next?): next
+        case (nil, nil): nil
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import HeraldActivities
+import HeraldCore
+
+/// How an ``Activity`` and its pending push live in an ``ActivityRecord``.
+///
+/// A DELETE of an ongoing activity leaves a tombstone (state ``tombstoneState``) until its end push is handed to
+/// delivery; every read of the API treats a tombstone as absent.
+extension ActivityRecord {
+    /// The state of a deleted activity whose end push is still to go out.
+    static let tombstoneState = "deleted"
+
+    var isTombstone: Bool { state == Self.tombstoneState }
+
+    /// The activity the document holds.
+    func decodedActivity() throws -> Activity {
+        try Activity(storedJSON: document)
+    }
+
+    /// The push the unpushed changes ask for.
+    var decodedPendingPush: ActivityPush? {
+        pendingPush.flatMap { try? JSONDecoder().decode(ActivityPush.self, from: $0) }
+    }
+
+    /// A new row for `activity`, nothing pushed yet (version 0: ``recording(_:push:now:)`` counts the change).
+    static func new(_ activity: Activity, deviceID: Device.ID) -> ActivityRecord {
+        ActivityRecord(
+            deviceID: deviceID, slug: activity.slug, state: activity.state.rawValue, priority: activity.priority,
+            createdAt: activity.createdAt, updatedAt: activity.updatedAt, document: Data(activity.storedJSON()), version: 0)
+    }
+
+    /// This row after an accepted change that left `activity`, and the push it asks for: the change and its "to push"
+    /// mark in one write. A change without a push, with nothing else unpushed, is marked pushed at once.
+    func recording(_ activity: Activity, push: ActivityPush?, now: Date) -> ActivityRecord {
+        var record = self
+        let hadUnpushedChange = record.hasUnpushedChange
+        record.state = activity.state.rawValue
+        record.priority = activity.priority
+        record.updatedAt = activity.updatedAt
+        record.document = Data(activity.storedJSON())
+        record.nextDueAt = ActivitySchedule.nextDue(of: activity)?.at
+        record.version += 1
+        if let push {
+            record.pendingPush = Self.encoded(Self.coalesced(record.decodedPendingPush, push))
+            record.pushDueAt = now
+        } else if !hadUnpushedChange {
+            record.pushedVersion = record.version
+        }
+        return record
+    }
+
+    /// The push for several changes not yet handed on: the newest, keeping the alert (and sound) of an earlier one
+    /// when the newest has none. The event itself is decided when it is sent, from what the device was last sent.
+    static func coalesced(_ earlier: ActivityPush?, _ newest: ActivityPush) -> ActivityPush {
+        guard let earlier else { return newest }
+        var push = newest
+        if push.alert == nil, let alert = earlier.alert {
+            push.alert = alert
+            push.sound = push.sound ?? earlier.sound
+        }
+        push.isAlerting = newest.isAlerting || earlier.isAlerting
+        return push
+    }
+
+    static func encoded(_ push: ActivityPush) -> Data? {
+        try? JSONEncoder().encode(push)
+    }
+}

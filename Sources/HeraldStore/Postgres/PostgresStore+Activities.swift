@@ -1,0 +1,107 @@
+import Foundation
+import HeraldCore
+import PostgresNIO
+
+/// PushWard activities. A change locks the device's row (`FOR NO KEY UPDATE`: concurrent changes of one device's
+/// activities queue there, from every instance, so inserts count the 50 and 5 limits right) and the device's activity
+/// rows (`FOR UPDATE`: a claim skips them meanwhile, so a claim's lease is never overwritten by a change that read the
+/// row before it).
+extension PostgresStore {
+    public func activities(deviceID: Device.ID) async throws -> [ActivityRecord] {
+        try await read("SELECT \(unescaped: Self.activityColumns) FROM activity WHERE device_id = \(deviceID) ORDER BY slug")
+            .map(Self.activity)
+    }
+
+    public func activity(deviceID: Device.ID, slug: String) async throws -> ActivityRecord? {
+        try await read("SELECT \(unescaped: Self.activityColumns) FROM activity WHERE device_id = \(deviceID) AND slug = \(slug)")
+            .first.map(Self.activity)
+    }
+
+    public func changeActivities<Result: Sendable>(
+        deviceID: Device.ID, _ change: @escaping @Sendable ([ActivityRecord]) throws -> (ActivityWrites, Result)
+    ) async throws -> Result {
+        try await transaction { [self] connection in
+            let device = try await execute("SELECT 1 FROM device WHERE id = \(deviceID) FOR NO KEY UPDATE", on: connection)
+            guard !device.isEmpty else { throw StoreError.notFound("device") }
+            let current = try await execute(
+                "SELECT \(unescaped: Self.activityColumns) FROM activity WHERE device_id = \(deviceID) ORDER BY slug FOR UPDATE",
+                on: connection
+            ).map(Self.activity)
+            let (writes, result) = try change(current)
+            if !writes.deletions.isEmpty {
+                try await execute("DELETE FROM activity WHERE device_id = \(deviceID) AND slug = ANY(\(writes.deletions))", on: connection)
+            }
+            for record in writes.upserts where record.deviceID == deviceID {
+                try await execute(
+                    PostgresQuery(unsafeSQL: Self.upsertSQL, binds: try PostgresBindings(binding: Self.values(record))), on: connection)
+            }
+            return result
+        }
+    }
+
+    public func claimDueActivities(at now: Date, lease: Lease, limit: Int) async throws -> [ActivityRecord] {
+        let now = now.timeIntervalSince1970
+        return try await write(
+            """
+            UPDATE activity SET lease_owner = \(lease.owner), lease_expires_at = \(lease.expiresAt.timeIntervalSince1970)
+            WHERE (device_id, slug) IN (
+                SELECT device_id, slug FROM activity
+                WHERE (push_due_at <= \(now) OR next_due_at <= \(now)) AND (lease_owner IS NULL OR lease_expires_at <= \(now))
+                ORDER BY least(push_due_at, next_due_at), slug LIMIT \(limit)
+                FOR UPDATE SKIP LOCKED)
+            RETURNING \(unescaped: Self.activityColumns)
+            """
+        ).map(Self.activity).sorted { ($0.dueAt ?? .distantPast, $0.slug) < ($1.dueAt ?? .distantPast, $1.slug) }
+    }
+
+    public func nextActivityDue() async throws -> Date? {
+        try await read("SELECT least(min(push_due_at), min(next_due_at)) FROM activity").first?
+            .decode(Double?.self).map(Date.init(timeIntervalSince1970:))
+    }
+
+    // MARK: Rows
+
+    private static let activityColumns = """
+        device_id, slug, state, priority, created_at, updated_at, document, next_due_at, version, pushed_version,
+        pending_push, push_due_at, pushed_state, pushed_timestamp, in_flight_notification, update_token, lease_owner,
+        lease_expires_at
+        """
+
+    private static let upsertSQL = """
+        INSERT INTO activity (\(activityColumns))
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+        ON CONFLICT (device_id, slug) DO UPDATE SET
+            state = EXCLUDED.state, priority = EXCLUDED.priority, created_at = EXCLUDED.created_at,
+            updated_at = EXCLUDED.updated_at, document = EXCLUDED.document, next_due_at = EXCLUDED.next_due_at,
+            version = EXCLUDED.version, pushed_version = EXCLUDED.pushed_version, pending_push = EXCLUDED.pending_push,
+            push_due_at = EXCLUDED.push_due_at, pushed_state = EXCLUDED.pushed_state,
+            pushed_timestamp = EXCLUDED.pushed_timestamp, in_flight_notification = EXCLUDED.in_flight_notification,
+            update_token = EXCLUDED.update_token, lease_owner = EXCLUDED.lease_owner, lease_expires_at = EXCLUDED.lease_expires_at
+        """
+
+    /// `$1` to `$18`, in the order of ``activityColumns``.
+    private static func values(_ record: ActivityRecord) -> [(any PostgresThrowingDynamicTypeEncodable)?] {
+        [
+            record.deviceID, record.slug, record.state, record.priority, record.createdAt.timeIntervalSince1970,
+            record.updatedAt.timeIntervalSince1970, record.document, record.nextDueAt?.timeIntervalSince1970, record.version,
+            record.pushedVersion, record.pendingPush, record.pushDueAt?.timeIntervalSince1970, record.pushedState,
+            record.pushedTimestamp, record.inFlightNotification, record.updateToken, record.lease?.owner,
+            record.lease?.expiresAt.timeIntervalSince1970,
+        ]
+    }
+
+    private static func activity(_ row: PostgresRow) throws -> ActivityRecord {
+        let row = row.makeRandomAccess()
+        let leaseOwner = try row.value("lease_owner", as: String?.self)
+        let leaseExpiry = try row.optionalDate("lease_expires_at")
+        return ActivityRecord(
+            deviceID: try row.value("device_id"), slug: try row.value("slug"), state: try row.value("state"),
+            priority: try row.value("priority"), createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"),
+            document: try row.value("document"), nextDueAt: try row.optionalDate("next_due_at"), version: try row.value("version"),
+            pushedVersion: try row.value("pushed_version"), pendingPush: try row.value("pending_push"),
+            pushDueAt: try row.optionalDate("push_due_at"), pushedState: try row.value("pushed_state"),
+            pushedTimestamp: try row.value("pushed_timestamp"), inFlightNotification: try row.value("in_flight_notification"),
+            updateToken: try row.value("update_token"),
+            lease: leaseOwner.map { Lease(owner: $0, expiresAt: leaseExpiry ?? .distantPast) })
+    }
+}
