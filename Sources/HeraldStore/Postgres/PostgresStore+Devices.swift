@@ -89,8 +89,8 @@ extension PostgresStore {
             platform: try row.enumValue("platform"), environment: try row.enumValue("environment"), token: try row.value("token"),
             isActive: try row.value("is_active"), inactiveReason: try row.value("inactive_reason"),
             dailyLimit: try row.value("daily_limit"), createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"),
-            webPushKeys: SQLiteStore.webPushKeys(p256dh: try row.value("webpush_p256dh"), auth: try row.value("webpush_auth")),
-            pushToStartToken: try row.value("push_to_start_token"))
+            pushToStartToken: try row.value("push_to_start_token"),
+            webPushKeys: SQLiteStore.webPushKeys(p256dh: try row.value("webpush_p256dh"), auth: try row.value("webpush_auth")))
     }
 
     /// `$1` to `$14`, in the order of ``deviceColumns``.
