@@ -66,6 +66,50 @@ struct CrashRecoveryTests {
         try await apns.shutdown()
     }
 
+    /// Web Push devices: notifications accepted while the push service answered 503 are delivered after a `kill -9`
+    /// and a restart, each decrypting to its own notification (at least once: a retry on the wire at the kill may
+    /// also arrive, as with APNs above).
+    @Test func killMinus9LosesNoAcceptedNotificationForWebPushDevices() async throws {
+        let push = try await WebPushDouble.start()
+        push.failNext(1_000_000, .init(status: 503))  // nothing gets through before the crash
+        let subscription = push.makeSubscription()
+        let directory = try TemporaryDirectory.make()
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") }
+        environment.merge([
+            "HERALD_HOST": "127.0.0.1", "HERALD_PORT": "0", "HERALD_LOG_LEVEL": "info",
+            "HERALD_DATABASE_URL": directory.appendingPathComponent("herald.sqlite").path, "HERALD_DELIVERY_WAIT_MS": "0",
+            "HERALD_VAPID_SUBJECT": "mailto:ops@herald.test", "HERALD_WEBPUSH_ALLOWED_HOSTS": "127.0.0.0/8",
+            "HERALD_WEBPUSH_CA_PATH": push.caPath, "HERALD_INSTANCE_ID": "webpush-crash",
+        ]) { _, new in new }
+        let first = try await HeraldProcess(environment: environment)
+        let base = "http://127.0.0.1:\(try await first.port())"
+        let registration = #"{"platform": "webpush", "subscription": {"endpoint": "\#(subscription.endpoint)", "keys": "#
+            + #"{"p256dh": "\#(subscription.subscriber.p256dh)", "auth": "\#(subscription.subscriber.authText)"}}}"#
+        let registered = try await post(base + "/api/push/register", registration)
+        #expect(registered.status == 201)
+        let userID = try #require(registered.json["user_id"]?.stringValue)
+        var accepted: Set<String> = []
+        for index in 0..<20 {
+            let sent = try await post(base + "/api/push/notify", #"{"user_id": "\#(userID)", "title": "Event \#(index)", "body": "Garden"}"#)
+            #expect(sent.status == 201)
+            if let id = sent.json["id"]?.stringValue { accepted.insert(id) }
+        }
+        #expect(accepted.count == 20)
+        #expect(push.deliveredCount == 0)
+
+        let second = try await killAndRestart(first, environment: environment) { push.clearFaults() }
+        let delivered = await eventually(attempts: 600) {
+            Set(push.delivered.compactMap { $0.json["id"]?.stringValue }).isSuperset(of: accepted)
+        }
+        #expect(delivered, "delivered \(push.deliveredCount) of \(accepted.count)")
+        #expect(Set(push.delivered.compactMap { $0.json["id"]?.stringValue }) == accepted)
+        #expect(push.delivered.allSatisfy { $0.json["body"] == "Garden" })
+        #expect(push.refused.isEmpty, "\(push.refused)")
+
+        await stopGracefully(second)
+        try await push.shutdown()
+    }
+
     /// FCM devices: notifications whose attempts were in flight at a `kill -9` (FCM never answered them) are
     /// delivered after a restart under the same instance name, each once.
     ///

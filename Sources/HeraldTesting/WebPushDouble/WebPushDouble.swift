@@ -138,6 +138,11 @@ public final class WebPushDouble: Sendable {
         core.inject(fault, count: count)
     }
 
+    /// Forgets every queued fault: the next requests are answered 201 again.
+    public func clearFaults() {
+        core.clearFaults()
+    }
+
     /// The next `count` requests get no answer: the double closes their connection.
     public func dropNext(_ count: Int = 1) {
         core.dropNext(count)

@@ -33,6 +33,7 @@ final class WebPushDoubleCore: DoubleRequestHandling {
     func add(_ subscription: WebPushDouble.Subscription) { state.withLock { $0.subscriptions[subscription.id] = subscription } }
     func markGone(_ id: String, status: Int) { state.withLock { $0.gone[id] = status } }
     func inject(_ fault: WebPushDouble.Fault, count: Int) { state.withLock { $0.faults.append(fault, count: count) } }
+    func clearFaults() { state.withLock { $0.faults.removeAll() } }
     var received: [WebPushDouble.ReceivedMessage] { state.withLock { $0.received } }
     var refused: [WebPushDouble.RefusedRequest] { state.withLock { $0.refused } }
     var requests: [WebPushDouble.RecordedRequest] { state.withLock { $0.requests } }
