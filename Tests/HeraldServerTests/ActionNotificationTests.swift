@@ -22,9 +22,11 @@ struct ActionNotificationTests {
                 uri: curl.path, method: curl.method, headers: curl.headers, body: ByteBuffer(string: curl.body))
             #expect(response.status == .created)
             let json = try response.json()
-            // The same answer as /api/push/notify: no APNs key is configured here, so stored and queued.
-            #expect(Set(json.keys) == ["id", "status", "truncated", "rateLimits", "warning"])
+            // The answer of /api/push/notify and PushWard's fan-out members: no APNs key is configured here, so stored
+            // and queued, not yet pushed.
+            #expect(Set(json.keys) == ["id", "status", "truncated", "rateLimits", "warning", "pushed", "delivery"])
             #expect(json["status"] == "queued")
+            #expect(json["pushed"] == false && json["delivery"] == "none")
             #expect(json["truncated"] == false)
             #expect(json["rateLimits"]?.objectValue?["successful"] == 1)
             #expect(response.headers[.init("RateLimit-Limit")!] == "150")
@@ -52,6 +54,7 @@ struct ActionNotificationTests {
             #expect(response.status == .created)
             let json = try response.json()
             #expect(json["status"] == "delivered")
+            #expect(json["pushed"] == true && json["delivery"] == "all")
             #expect(json["warning"] == nil)
 
             let push = try #require(apns.production.acceptedPushes.first)

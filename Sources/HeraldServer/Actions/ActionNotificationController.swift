@@ -32,7 +32,7 @@ struct ActionNotificationController<Context: RemoteAddressRequestContext>: Senda
             try notification.checkActionsFit(pipeline.renderers.renderer(for: device.platform))
             do throws(SendError) {
                 let receipt = try await pipeline.send(notification.draft, to: device)
-                return SendAnswers.created(receipt, now: clock.now())
+                return SendAnswers.created(receipt, now: clock.now(), pushWard: true)
             } catch {
                 throw SendAnswers.apiError(error, now: clock.now())
             }

@@ -33,9 +33,15 @@ enum SendAnswers {
     /// The answer to an accepted send, the same for every send API but Home Assistant's:
     /// 201 `{"id", "status", "truncated", "rateLimits", "warning"?}` with the `RateLimit-*` headers. Written member by
     /// member, in key order, as every accepted notification is answered (docs/performance.md, "Ids as text").
-    static func created(_ receipt: SendReceipt, now: Date) -> Response {
+    ///
+    /// `pushWard` adds PushWard's fan-out members (`POST /notifications`): `delivery` (`all` once the provider took it,
+    /// `none` while it is queued: Herald sends to one device) and `pushed` (whether it reached the device's provider).
+    static func created(_ receipt: SendReceipt, now: Date, pushWard: Bool = false) -> Response {
         var body = JSONObjectWriter()
+        let delivered = receipt.notification.status == .delivered
+        if pushWard { body.add("delivery", .string(delivered ? "all" : "none")) }
         body.add("id", .string(receipt.notification.id.lowercasedText))
+        if pushWard { body.add("pushed", .bool(delivered)) }
         body.add("rateLimits", rateLimitsObject(receipt.quota))
         body.add("status", .string(receipt.statusWord))
         body.add("truncated", .bool(receipt.truncated))
