@@ -115,6 +115,8 @@ public enum ActivityRequest {
         }
         switch object["content"] {
         case nil, .null?: break
+        case .object(let content)? where content["template"] == .null:
+            throw .bodyInvalid("content.template must not be null", location: "body.content.template")
         case .object(let content)?: patch.content = content
         case _?: throw .bodyInvalid("content must be an object", location: "body.content")
         }

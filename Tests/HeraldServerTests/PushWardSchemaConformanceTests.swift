@@ -65,3 +65,24 @@ struct PushWardSchemaConformanceTests {
         try await apns.shutdown()
     }
 }
+
+extension PushWardSchemaConformanceTests {
+    @Test func anEmptyLimitOrStateAndANullTemplateAreRefused() async throws {
+        let apns = try await APNsTestServer.start()
+        try await apns.server.run { client in
+            let device = try await client.activityDevice()
+            let emptyLimit = try await client.activity(.get, "/activities?limit=", as: device)
+            #expect(emptyLimit.status == .unprocessableContent)
+            #expect(try emptyLimit.problem()["code"] == "request.query_invalid")
+            let emptyState = try await client.activity(.get, "/activities?state=", as: device)
+            #expect(emptyState.status == .badRequest)
+            #expect(try emptyState.problem()["code"] == "activity.state_invalid")
+            #expect(try await client.activity(.post, "/activities", #"{"slug": "oven", "name": "Oven"}"#, as: device).status == .created)
+            let nullTemplate = try await client.activity(.patch, "/activities/oven", #"{"content": {"template": null}}"#, as: device)
+            #expect(nullTemplate.status == .badRequest)
+            #expect(try nullTemplate.problem()["code"] == "request.body_invalid")
+            #expect(try await client.activity(.get, "/activities/oven", as: device).jsonObject?["content"] == ["template": "generic"])
+        }
+        try await apns.shutdown()
+    }
+}
