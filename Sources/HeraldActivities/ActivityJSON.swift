@@ -85,7 +85,7 @@ public struct ActivityListQuery: Sendable, Equatable {
     /// Parses the query's raw values; 422 for a `limit` out of range, 400 for a bad cursor or state.
     public static func parse(limit: String?, after: String?, state: String?) throws(ActivityProblem) -> ActivityListQuery {
         var query = ActivityListQuery()
-        if let limit, !limit.isEmpty {
+        if let limit {  // an empty limit= is not PushWard's integer: 422 too
             guard let value = Int(limit), (1...100).contains(value) else {
                 throw ActivityProblem(
                     code: .requestQueryInvalid, status: 422, detail: "limit must be an integer between 1 and 100, got \(limit)",
@@ -94,7 +94,7 @@ public struct ActivityListQuery: Sendable, Equatable {
             query.limit = value
         }
         if let after, !after.isEmpty { query.afterSlug = try ActivityCursor.slug(from: after) }
-        if let state, !state.isEmpty {
+        if let state {
             guard let value = ActivityState(rawValue: state.lowercased()) else { throw .stateInvalid(state, allowed: "ongoing, ended, preempted") }
             query.state = value
         }

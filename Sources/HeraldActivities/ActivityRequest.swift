@@ -85,6 +85,7 @@ public enum ActivityRequest {
     public static func create(json: some Collection<UInt8>) throws(ActivityProblem) -> ActivityCreateRequest {
         let object = try bodyObject(json)
         try refuseUnknownMembers(object, allowed: ["slug", "name", "priority", "ended_ttl", "stale_ttl", "dismissal_ttl"])
+        try refuseNullMembers(object, ["slug", "name", "priority"])
         guard let slugValue = object["slug"] else { throw .bodyInvalid("slug is required", location: "body.slug") }
         guard let slug = slugValue.stringValue else { throw .bodyInvalid("slug must be a string", location: "body.slug") }
         try ActivitySlug.validate(slug)
@@ -93,15 +94,17 @@ public enum ActivityRequest {
         try validateName(name)
         return ActivityCreateRequest(
             slug: slug, name: name, priority: try priority(object["priority"]),
-            endedTTL: try ttl(object, "ended_ttl", minimum: 1, maximum: maximumTTL).applied(to: nil),
-            staleTTL: try ttl(object, "stale_ttl", minimum: 1, maximum: maximumTTL).applied(to: nil),
-            dismissalTTL: try ttl(object, "dismissal_ttl", minimum: 0, maximum: maximumDismissalTTL).applied(to: nil))
+            endedTTL: try ttl(object, "ended_ttl", minimum: 1, maximum: maximumTTL, nullClears: false).applied(to: nil),
+            staleTTL: try ttl(object, "stale_ttl", minimum: 1, maximum: maximumTTL, nullClears: false).applied(to: nil),
+            dismissalTTL: try ttl(object, "dismissal_ttl", minimum: 0, maximum: maximumDismissalTTL, nullClears: false).applied(to: nil))
     }
 
     /// The body of `PATCH /activities/{slug}` (`application/merge-patch+json` or `application/json`).
     public static func patch(json: some Collection<UInt8>) throws(ActivityProblem) -> ActivityPatch {
         let object = try bodyObject(json)
         try refuseUnknownMembers(object, allowed: ["state", "content", "priority", "sound", "ended_ttl", "stale_ttl", "dismissal_ttl"])
+        // PushWard's schema has no null for these (only the TTLs are "null to clear"): activity-rules.md, "PushWard's schema".
+        try refuseNullMembers(object, ["state", "content", "priority", "sound"])
         var patch = ActivityPatch()
         switch object["state"] {
         case nil, .null?: break
@@ -112,6 +115,8 @@ public enum ActivityRequest {
         }
         switch object["content"] {
         case nil, .null?: break
+        case .object(let content)? where content["template"] == .null:
+            throw .bodyInvalid("content.template must not be null", location: "body.content.template")
         case .object(let content)?: patch.content = content
         case _?: throw .bodyInvalid("content must be an object", location: "body.content")
         }
@@ -153,6 +158,30 @@ public enum ActivityRequest {
         }
     }
 
+    /// Throws 400 `request.body_invalid` for the first of `keys` that is JSON `null`.
+    static func refuseNullMembers(_ object: JSONObject, _ keys: [String]) throws(ActivityProblem) {
+        if let key = keys.first(where: { object[$0] == .null }) {
+            throw .bodyInvalid("\(key) must not be null", location: "body.\(key)")
+        }
+    }
+
+    /// PATCH's `upsert` query parameter: absent is false; every value given must be `true` or `false` (PushWard's
+    /// boolean), else 400 `request.query_invalid`.
+    public static func upsert(_ values: [String]) throws(ActivityProblem) -> Bool {
+        var upsert = false
+        for value in values {
+            switch value.lowercased() {
+            case "true": upsert = true
+            case "false": break
+            default:
+                throw ActivityProblem(
+                    code: .requestQueryInvalid, status: 400, detail: "upsert must be true or false, got \(value)",
+                    fieldErrors: [.init(location: "query.upsert", message: "must be true or false", value: .string(value))])
+            }
+        }
+        return upsert
+    }
+
     static func priority(_ value: JSONValue?) throws(ActivityProblem) -> Int? {
         switch value {
         case nil, .null?: return nil
@@ -163,10 +192,11 @@ public enum ActivityRequest {
         }
     }
 
-    static func ttl(_ object: JSONObject, _ key: String, minimum: Int, maximum: Int) throws(ActivityProblem) -> FieldPatch<Int> {
+    /// A TTL member: absent keeps, a number in range sets, null clears where `nullClears` (PATCH) and is 400 elsewhere.
+    static func ttl(_ object: JSONObject, _ key: String, minimum: Int, maximum: Int, nullClears: Bool = true) throws(ActivityProblem) -> FieldPatch<Int> {
         switch object[key] {
         case nil: return .keep
-        case .null?: return .clear
+        case .null? where nullClears: return .clear
         case .int(let seconds)?:
             guard (minimum...maximum).contains(seconds) else {
                 throw .fieldInvalid("\(key) must be between \(minimum) and \(maximum) seconds, got \(seconds)", location: "body.\(key)")

@@ -62,7 +62,7 @@ struct PushWardActivitiesController<Context: RemoteAddressRequestContext>: Senda
     @Sendable func patch(_ request: Request, context: Context) async throws -> Response {
         let slug = try Self.slug(context)
         let (token, device) = try await authorizer.authorize(request, context: context, scope: .activityUpdate, slug: slug)
-        let upsert = request.uri.queryParameters["upsert"].map { $0.lowercased() == "true" || $0 == "1" } ?? false
+        let upsert = try problem { try ActivityRequest.upsert(request.uri.queryParameters.getAll("upsert").map { String($0) }) }
         let body = try await Self.body(of: request, limit: bodyLimit)
         let changes = try problem { try ActivityRequest.patch(json: body) }
         let outcome = try await problem {
