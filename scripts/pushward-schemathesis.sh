@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Holds a live `herald serve` to PushWard's OpenAPI document (../shared/reference/pushward/openapi.yaml, or
+# Holds a live `herald serve` to PushWard's OpenAPI document (scripts/pushward/openapi.yaml, a copy of PushWard's MIT-licensed document, or
 # $PUSHWARD_OPENAPI) for the operations Herald implements of it (docs/activities.md): GET /health, GET /auth/me,
 # GET/POST /activities, GET/PATCH/DELETE /activities/{slug}. schemathesis generates requests from PushWard's schemas
 # with a valid integration key (a Herald API token with every scope) and checks every answer against them.
@@ -19,7 +19,7 @@ herald=${HERALD:-.build/debug/herald}
 schemathesis=${SCHEMATHESIS:-schemathesis}
 python=${PYTHON:-python3}
 max_examples=${MAX_EXAMPLES:-100}
-document=${PUSHWARD_OPENAPI:-../shared/reference/pushward/openapi.yaml}
+document=${PUSHWARD_OPENAPI:-scripts/pushward/openapi.yaml}
 
 fail() { echo "pushward-schemathesis.sh: $*" >&2; exit 1; }
 [ -x "$herald" ] || fail "no herald binary at $herald; build it first (swift build)."
