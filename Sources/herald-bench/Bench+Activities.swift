@@ -134,7 +134,7 @@ extension Bench {
                         .PATCH, "/activities/\(slug)", body: #"{"state":"ongoing","content":{"template":"generic","state":"Start","progress":0}}"#,
                         authorization: bearer
                     ).object(expecting: 200, "start \(slug)")
-                    let updateToken = String(format: "%064x", number + 1)
+                    let updateToken = String(format: "%064lx", number + 1)
                     let reported = try await client.send(
                         .PUT, "/api/push/activities/\(slug)/token", body: #"{"token":"\#(updateToken)"}"#, authorization: basic)
                     guard reported.status == 204 else {
