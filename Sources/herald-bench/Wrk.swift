@@ -73,9 +73,10 @@ struct Wrk: Sendable {
     /// `threads` replaces ``threads`` for a closed loop (several wrk processes at once share the threads out).
     func load(
         _ name: String, path: String, bodies: [ByteBuffer], connections: Int, keepIDs: Bool = false,
-        stopAfter quota: Int? = nil, rate: Double? = nil, threads: Int? = nil
+        stopAfter quota: Int? = nil, rate: Double? = nil, threads: Int? = nil, method: String = "POST", addressedLines: Bool = false
     ) throws -> WrkLoad {
         precondition(rate.map { $0 > 0 } ?? true, "a fixed rate must be positive")
+        precondition(!addressedLines || rate == nil, "addressed lines are for closed loops")
         let bodiesFile = directory.appendingPathComponent("\(name).bodies")
         // A paced load's connections share the bodies out (``WrkScript``): at least one each.
         let lines =
@@ -93,7 +94,7 @@ struct Wrk: Sendable {
             // A thread with no share of the quota would never stop: at most one thread per request of the quota.
             threads: rate == nil ? max(1, min(threads ?? self.threads, connections, quota ?? .max)) : connections,
             keepIDs: keepIDs,
-            quota: quota, rate: rate, directory: directory)
+            quota: quota, rate: rate, directory: directory, method: method, addressedLines: addressedLines)
         try WrkScript.text(for: load).write(to: load.scriptFile, atomically: true, encoding: .utf8)
         return load
     }
@@ -186,6 +187,11 @@ struct WrkLoad: Sendable {
     /// Requests per second in all, each connection (one per thread) on a fixed schedule, or `nil` for a closed loop.
     var rate: Double?
     var directory: URL
+    /// The requests' method (`POST` unless set).
+    var method = "POST"
+    /// Whether each body line is `path<TAB>authorization<TAB>body` (a closed loop over many paths and credentials,
+    /// scenario 9's PATCHes) instead of a body for `path`.
+    var addressedLines = false
 
     var scriptFile: URL { directory.appendingPathComponent("\(name).lua") }
 

@@ -24,6 +24,9 @@ enum WrkScript {
             -- Written by herald-bench (Sources/herald-bench/WrkScript.swift) for one load; see docs/performance.md.
             local bodies_path = \(luaString(load.bodiesFile.path))
             local request_path = \(luaString(load.path))
+            -- The method; with addressed lines, each body line is "path<TAB>authorization<TAB>body" (scenario 9).
+            local request_method = \(luaString(load.method))
+            local addressed = \(load.addressedLines ? "true" : "false")
             local ids_prefix = \(load.keepIDs ? luaString(load.idsPrefix) : "nil")
             local quota_prefix = \(luaString(load.quotaPrefix))
             local thread_count = \(load.threads)
@@ -69,8 +72,12 @@ enum WrkScript {
                 local lines = 0
                 for line in io.lines(bodies_path) do
                     if #line > 0 then
-                        if not rate or lines % thread_count == thread_index then
-                            prepared[#prepared + 1] = wrk.format("POST", request_path, headers, line)
+                        if addressed then
+                            local path, authorization, body = line:match("^([^\t]+)\t([^\t]+)\t(.*)$")
+                            local own = { ["Content-Type"] = "application/json", ["Authorization"] = authorization }
+                            prepared[#prepared + 1] = wrk.format(request_method, path, own, body)
+                        elseif not rate or lines % thread_count == thread_index then
+                            prepared[#prepared + 1] = wrk.format(request_method, request_path, headers, line)
                         end
                         lines = lines + 1
                     end
