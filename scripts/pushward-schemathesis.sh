@@ -29,33 +29,8 @@ fail() { echo "pushward-schemathesis.sh: $*" >&2; exit 1; }
 case $schemathesis in */*) schemathesis=$(realpath "$schemathesis") ;; esac
 document=$(realpath "$document")
 
-work=$(mktemp -d)
-server_pid=""
-stop_server() {
-  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
-    kill -TERM "$server_pid" 2>/dev/null || true
-    for _ in $(seq 100); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$server_pid" 2>/dev/null || true
-  fi
-  server_pid=""
-}
-trap 'stop_server; rm -rf "$work"' EXIT
-trap 'exit 143' TERM INT  # so that the EXIT trap stops the server when CI's timeout ends the script
-
-# A throwaway store; port 0 lets the system pick a free port, which the server names in its start-up line. No APNs
-# credentials: activity pushes wait in the outbox, which is all the answers need.
-HERALD_HOST=127.0.0.1 HERALD_PORT=0 HERALD_DATABASE_URL=memory: HERALD_RATE_LIMIT_DAILY=1000000 \
-  HERALD_DELIVERY_WAIT_MS=0 HERALD_LOG_LEVEL=info "$herald" serve >"$work/server.log" 2>&1 &
-server_pid=$!
-port=""
-for _ in $(seq 300); do
-  port=$(sed -n 's/.*Server started and listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$work/server.log" | head -n 1)
-  [ -n "$port" ] && break
-  kill -0 "$server_pid" 2>/dev/null || { cat "$work/server.log" >&2; fail "herald serve exited at start-up."; }
-  sleep 0.1
-done
-[ -n "$port" ] || { cat "$work/server.log" >&2; fail "herald serve did not say which port it listens on."; }
-base="http://127.0.0.1:$port"
+# The server under test (scripts/lib/throwaway-herald.sh: $work, $base, stop_server).
+source scripts/lib/throwaway-herald.sh
 
 # Waits for /readyz, then registers an APNs device with a push-to-start token (so that PATCH to ongoing starts an
 # activity rather than answering 409) and creates an API token with every scope: the integration key of the run.
