@@ -115,7 +115,6 @@ public struct ActivityProblem: Error, Sendable, Equatable, CustomStringConvertib
         /// 403: the token's slug patterns do not allow this slug.
         public static let integrationKeySlugInvalid: Code = "integration_key.slug_invalid"
         /// 403: the token lacks the scope the path needs (Herald's name; PushWard answers 403 without naming one).
-        public static let integrationKeyScopeInsufficient: Code = "integration_key.scope_insufficient"
         /// 401: no token or an unknown one.
         public static let tokenInvalid: Code = "token.invalid"
         /// 429: too many requests.
@@ -168,10 +167,6 @@ extension ActivityProblem {
     /// 403 `activity.upsert_forbidden`.
     public static let upsertForbidden = ActivityProblem(
         code: .activityUpsertForbidden, status: 403, detail: "upsert requires activity:manage scope or full access")
-    /// 403 `integration_key.scope_insufficient`: the token lacks `scope` (`activity:update`, `activity:manage`, …).
-    public static func scopeInsufficient(_ scope: String) -> ActivityProblem {
-        ActivityProblem(code: .integrationKeyScopeInsufficient, status: 403, detail: "this key lacks the \(scope) scope")
-    }
     /// 401 `token.invalid`.
     public static let tokenInvalid = ActivityProblem(code: .tokenInvalid, status: 401, detail: "invalid token")
     /// 503 `service.unavailable`.

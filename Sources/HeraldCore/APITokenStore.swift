@@ -67,14 +67,3 @@ public protocol APITokenStore: Sendable {
     /// Records that the token authorised a request at `date`.
     func touchAPIToken(id: APIToken.ID, at date: Date) async throws
 }
-
-extension APIToken {
-    /// The token's scopes (``APITokenGrants/scopes``).
-    public var scopes: Set<APITokenScope> { grants.scopes }
-    /// The activity slugs it may touch (``APITokenGrants/slugPatterns``); empty = every slug.
-    public var slugPatterns: [String] { grants.slugPatterns }
-    /// Whether the token has `scope` (`activity:manage` includes `activity:update`).
-    public func allows(_ scope: APITokenScope) -> Bool { grants.allows(scope) }
-    /// Whether the token may touch the activity `slug`.
-    public func allows(slug: String) -> Bool { grants.allows(slug: slug) }
-}

@@ -196,17 +196,18 @@ func buildRouters(
     let tokens = APITokenManager(store: store, clock: clock)
     NotificationStatusController(pipeline: pipeline, directory: directory, tokens: tokens, credentials: credentials).addRoutes(to: api)
     APITokenController(tokens: tokens, directory: directory, credentials: credentials, bodyLimit: bodyLimit).addRoutes(to: api)
-    ActionNotificationController(pipeline: pipeline, tokens: tokens, credentials: credentials, clock: clock, bodyLimit: bodyLimit)
+    let authorizer = PushWardAuthorizer(tokens: tokens, credentials: credentials)
+    ActionNotificationController(pipeline: pipeline, authorizer: authorizer, clock: clock, bodyLimit: bodyLimit)
         .addRoutes(to: router)
     // PushWard's account paths; `activity_count` comes from the activity store once it exists (issue 31, la-service).
     PushWardAccountController(
-        authorizer: PushWardAuthorizer(tokens: tokens, credentials: credentials), pipeline: pipeline,
+        authorizer: authorizer, pipeline: pipeline,
         activityCount: { id in try await store.activities(deviceID: id).filter { !$0.isTombstone }.count }
     ).addRoutes(to: router)
     if let activities {  // PushWard's activities (issue 31): PushWardActivities/
         let service = ActivityService(store: store, clock: clock, wake: { activities.wake() })
         PushWardActivitiesController(
-            service: service, authorizer: PushWardAuthorizer(tokens: tokens, credentials: credentials), bodyLimit: bodyLimit
+            service: service, authorizer: authorizer, bodyLimit: bodyLimit
         ).addRoutes(to: router)
         ActivityTokenController(service: service, directory: directory, credentials: credentials, bodyLimit: bodyLimit).addRoutes(to: api)
     }

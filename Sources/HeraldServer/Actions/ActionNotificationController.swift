@@ -6,8 +6,8 @@ import Hummingbird
 /// token's own device. Failed token checks count towards the client's ``AuthFailureLimiter`` lockout.
 struct ActionNotificationController<Context: RemoteAddressRequestContext>: Sendable {
     let pipeline: SendPipeline
-    let tokens: APITokenManager
-    let credentials: CredentialGuard
+    /// The token and its `notifications` scope.
+    let authorizer: PushWardAuthorizer
     let clock: any WallClock
     let bodyLimit: Int
 
@@ -16,17 +16,7 @@ struct ActionNotificationController<Context: RemoteAddressRequestContext>: Senda
     }
 
     @Sendable func send(_ request: Request, context: Context) async throws -> Response {
-        let bearer = Credentials.bearer(request)
-        let (token, device) = try await credentials.check(bearer.map(CredentialFingerprint.apiToken), of: request, context: context) {
-            do throws(APITokenError) {
-                return try await tokens.authenticate(bearer: bearer)
-            } catch {
-                throw APIError(apiToken: error)
-            }
-        }
-        guard token.grants.allows(.notifications) else {
-            throw APIError(.insufficientScope, message: "insufficient permissions: this API token lacks the notifications scope.")
-        }
+        let (_, device) = try await authorizer.authorize(request, context: context, scope: .notifications)
         return try await SendAnswers.withRateLimitHeaders(of: device, pipeline: pipeline, clock: clock) {
             let notification = try ActionNotificationRequest(try await JSONBody.object(of: request, limit: bodyLimit))
             try notification.checkActionsFit(pipeline.renderers.renderer(for: device.platform))

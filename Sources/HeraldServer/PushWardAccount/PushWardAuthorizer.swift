@@ -1,3 +1,4 @@
+import HeraldActivities
 import HeraldCore
 import Hummingbird
 
@@ -31,7 +32,7 @@ struct PushWardAuthorizer: Sendable {
             throw APIError(.insufficientScope, message: "insufficient permissions: this API token lacks the \(scope.rawValue) scope.")
         }
         if let slug, !token.grants.allows(slug: slug) {
-            throw APIError.problem("integration_key.slug_invalid", status: .forbidden, detail: "key not allowed for this activity")
+            throw PushWardActivitiesController<Context>.apiError(.slugNotAllowed)
         }
         return (token, device)
     }
