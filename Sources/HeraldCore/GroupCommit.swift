@@ -46,18 +46,20 @@ public final class GroupCommit: Sendable {
     private let store: any NotificationStore
     /// How long an accept or a read waits for the store, at most; `nil`: as long as it takes.
     public let timeout: Duration?
-    private let deadlines = DeadlineAlarm()
+    private let deadlines: DeadlineAlarm
     private let givenUp = GivenUpCount()
 
     /// - Parameters:
     ///   - patience: how outcomes that nobody waits for hold back for company; `nil`: never.
     ///   - timeout: how long an accept or a read waits for the store, at most; `nil`: as long as it takes.
+    ///   - alarm: what keeps the commits' deadlines (tests pass one they fire themselves, ``DeadlineAlarm/fireAll()``).
     public init(
         store: any NotificationStore, owner: String, metrics: DeliveryMetrics = .init(),
-        patience: BatchPatience? = GroupCommit.defaultPatience, timeout: Duration? = nil
+        patience: BatchPatience? = GroupCommit.defaultPatience, timeout: Duration? = nil, alarm: DeadlineAlarm = DeadlineAlarm()
     ) {
         self.store = store
         self.timeout = timeout
+        deadlines = alarm
         let deadlines = deadlines
         let givenUp = givenUp
         batcher = Batcher(maximumBatch: Self.maximumBatch, patience: patience) { queued in

@@ -220,6 +220,9 @@ struct CredentialThrottleTests {
     @Test func webSocketSubscriptionsAreThrottledToo() async throws {
         var server = try TestServer()
         server.configuration.webSocketSubscribesPerMinute = 0  // twelve subscribes on one socket (ConnectionCapTests has the limit)
+        // No subscription succeeds for a while: on a busy machine the eleven refusals took longer than the 10 s a socket
+        // may stay unsubscribed, and the server closed it under the test (ConnectionCapTests covers that timeout).
+        server.configuration.webSocketSubscribeTimeout = .seconds(3_600)
         try await server.run { client in
             let owner = try await client.register()
             let port = try #require(client.port)

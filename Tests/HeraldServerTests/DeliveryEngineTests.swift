@@ -250,6 +250,7 @@ struct DeliveryEngineTests {
         let store = try SQLiteStore(path: started.server.databasePath)
         started.server.store = store
         started.server.configuration.outcomeCommitDelay = .seconds(3_600)
+        started.server.configuration.leaseDuration = 3_600  // no lease renewal (a write of its own) within a slow run
         let apns = started
         try await apns.server.run { client in
             let registration = try await client.register(token: Fixtures.apnsToken(0x45))
