@@ -52,7 +52,7 @@ enum ActivityContent {
         {
             // Extreme bounds (-1e308 and 1e308) overflow the span: refused rather than stored as a NaN or infinite progress.
             let progress = (value - minimum) / (maximum - minimum)
-            guard progress.isFinite, (0...1).contains(progress) else {
+            guard (maximum - minimum).isFinite, progress.isFinite, (0...1).contains(progress) else {
                 throw .contentInvalid(
                     "min_value and max_value are too far apart to compute progress (their difference must be a finite number)",
                     location: "body.content.max_value")
