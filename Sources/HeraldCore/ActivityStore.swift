@@ -49,7 +49,8 @@ public struct ActivityRecord: Sendable, Equatable {
 
     public init(
         deviceID: Device.ID, slug: String, state: String, priority: Int, createdAt: Date, updatedAt: Date, document: Data,
-        extras: Data? = nil, extrasRead: Bool = true, nextDueAt: Date? = nil, version: Int = 1, pushedVersion: Int = 0, pendingPush: Data? = nil, pushDueAt: Date? = nil,
+        extras: Data? = nil, extrasRead: Bool = true, nextDueAt: Date? = nil, version: Int = 1, pushedVersion: Int = 0,
+        pendingPush: Data? = nil, pushDueAt: Date? = nil,
         pushedState: String? = nil, pushedTimestamp: Int? = nil, inFlightNotification: UUID? = nil, updateToken: String? = nil,
         lease: Lease? = nil
     ) {

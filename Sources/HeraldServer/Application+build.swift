@@ -154,7 +154,8 @@ func guardedServer(webSocket: WebSocketController, configuration: HeraldConfigur
 /// The HTTP router, and the controller that decides WebSocket upgrades (it sees only requests that ask for one).
 func buildRouters(
     store: any HeraldStore, pipeline: SendPipeline, worker: DeliveryEngine, hub: WebSocketHub, link: ClusterLink? = nil,
-    activities: ActivityDispatcher? = nil, activityWrites: ActivityWriteLimiter? = nil, clock: any WallClock, bodyLimit: Int, registration: RegistrationSettings, addresses: ClientAddressResolver,
+    activities: ActivityDispatcher? = nil, activityWrites: ActivityWriteLimiter? = nil, clock: any WallClock, bodyLimit: Int,
+    registration: RegistrationSettings, addresses: ClientAddressResolver,
     metrics: ServerMetrics, adminToken: String?, webSocketSession: WebSocketSessionConfiguration, logger: Logger
 ) -> (http: Router<HeraldRequestContext>, webSocket: WebSocketController) {
     let router = Router(context: HeraldRequestContext.self, options: .autoGenerateHeadEndpoints)
