@@ -115,8 +115,9 @@ public enum ContentLimits {
     public static let bytesPerCharacter = 4
     /// A string member without a character limit of its own (a color, an icon name, an unknown member's text).
     public static let defaultStringBytes = 1_024
-    /// The content of one activity as stored, timeline history left out (it has its own bound).
-    public static let maximumContentBytes = 16_384
+    /// The content of one activity as stored, timeline history left out (it has its own bound): room for a log's 20
+    /// lines of 2,048 bytes and the rest, while members the schemas do not name cannot pile up across patches.
+    public static let maximumContentBytes = 65_536
 
     static func maximumBytes(forCharacters characters: Int?) -> Int {
         characters.map { $0 * bytesPerCharacter } ?? defaultStringBytes

@@ -93,12 +93,19 @@ struct ActivityWriteBoundsTests {
                 .patch, "/activities/tint?upsert=true",
                 #"{"content": {"template": "generic", "accent_color": "\#(String(repeating: "f", count: 1_025))"}}"#, as: device)
             #expect(ActivitySafetyTests.location(color) == "body.content.accent_color")
-            // The content as a whole: members the schema does not name are kept, up to 16 KiB of content in all.
+            // The content as a whole: members the schemas do not name are kept, but content that cannot fit a push
+            // (or past 64 KiB as stored, for a log whose lines are cut to fit) is refused at body.content.
             let notes = (0..<20).map { _ in "\"" + String(repeating: "n", count: 1_000) + "\"" }.joined(separator: ", ")
             let big = try await client.activity(
                 .patch, "/activities/big?upsert=true", #"{"content": {"template": "generic", "notes": [\#(notes)]}}"#, as: device)
             #expect(big.status == .unprocessableContent)
             #expect(ActivitySafetyTests.location(big) == "body.content")
+            // A log at its maxima (20 lines of 2,048 bytes) is accepted: the push keeps the newest lines that fit.
+            let longLine = #"{"text": "\#(String(repeating: "\u{1F600}", count: 512))"}"#
+            let lines = Array(repeating: longLine, count: 20).joined(separator: ", ")
+            let full = try await client.activity(
+                .patch, "/activities/full?upsert=true", #"{"content": {"template": "log", "lines": [\#(lines)]}}"#, as: device)
+            #expect(full.status == .created)
             for slug in ["log", "named", "tint", "big"] {
                 #expect(try await client.activity(.get, "/activities/\(slug)", as: device).status == .notFound)
             }
