@@ -87,10 +87,10 @@ public struct Activity: Sendable, Equatable, Codable {
         return timestamp
     }
 
-    /// The document the store keeps (keys sorted, dates as Unix seconds).
-    public func storedJSON() -> [UInt8] {
-        // Every member is a Codable value JSONEncoder can write (finite doubles only: content comes from JSON text).
-        (try? Self.storeEncoder.encode(self)).map(Array.init) ?? []
+    /// The document the store keeps (keys sorted, dates as Unix seconds). Throws when a member cannot be written (a
+    /// number that is not finite): the change is refused then, never stored as an empty document.
+    public func storedJSON() throws -> [UInt8] {
+        Array(try Self.storeEncoder.encode(self))
     }
 
     /// An activity from the document ``storedJSON()`` wrote.

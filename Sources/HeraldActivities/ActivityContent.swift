@@ -50,11 +50,24 @@ enum ActivityContent {
         if template == .gauge, let value = merged["value"]?.doubleValue, let minimum = merged["min_value"]?.doubleValue,
             let maximum = merged["max_value"]?.doubleValue
         {
-            merged["progress"] = .double((value - minimum) / (maximum - minimum))
+            // Extreme bounds (-1e308 and 1e308) overflow the span: refused rather than stored as a NaN or infinite progress.
+            let progress = (value - minimum) / (maximum - minimum)
+            guard (maximum - minimum).isFinite, progress.isFinite, (0...1).contains(progress) else {
+                throw .contentInvalid(
+                    "min_value and max_value are too far apart to compute progress (their difference must be a finite number)",
+                    location: "body.content.max_value")
+            }
+            merged["progress"] = .double(progress)
         }
         if merged["end_date"] != stored["end_date"] {
             activity.memory.countdownWarningSent = false
             merged["warning_pushed"] = nil
+        }
+        var measured = merged
+        measured["history"] = nil  // bounded on its own: 10 series of 300 points
+        let size = (try? JSONValue.object(measured).encoded().count) ?? Int.max
+        guard size <= ContentLimits.maximumContentBytes else {
+            throw .contentInvalid("content must be at most \(ContentLimits.maximumContentBytes) bytes as stored, got \(size)", location: "body.content")
         }
         try accumulate(template: template, sent: patch, historySeed: historySeed, into: &merged, memory: &activity.memory, now: now)
         activity.content = merged
@@ -104,11 +117,16 @@ enum ActivityContent {
         let nowSeconds = Int(now.timeIntervalSince1970)
         merged["duration"] = nil
         if let duration = sent.object["duration"], duration != .null, !sent.isPresent("end_date") {
-            guard let seconds = DurationText.seconds(duration) else {
+            let seconds: Int
+            do {
+                seconds = try DurationText.seconds(duration)
+            } catch .tooLong {
+                throw sent.fail("duration", "duration must be at most \(ActivityLimits.maximumDuration) seconds")
+            } catch {
                 throw sent.fail("duration", "duration must be positive seconds or a duration such as \"30s\", \"5m\", \"1h30m\"")
             }
             merged["start_date"] = .int(nowSeconds)
-            merged["end_date"] = .int(nowSeconds + seconds)
+            merged["end_date"] = .int(try ActivityLimits.adding(seconds, to: nowSeconds, location: sent.location("duration")))
         }
         if template == .countdown, let end = merged["end_date"]?.integerValue, end > 1, merged["start_date"] == nil, sent.object["start_date"] != .null {
             merged["start_date"] = .int(min(nowSeconds, end - 1))

@@ -30,16 +30,16 @@ public enum ActivityJSON {
     }
 
     /// One activity as the body of an answer.
-    public static func body(_ activity: Activity, includeLogBacklog: Bool = false) -> [UInt8] {
-        bytes(.object(object(activity, includeLogBacklog: includeLogBacklog)))
+    public static func body(_ activity: Activity, includeLogBacklog: Bool = false) throws -> [UInt8] {
+        try bytes(.object(object(activity, includeLogBacklog: includeLogBacklog)))
     }
 
     /// A page of `GET /activities`: `items` (sorted by slug, as given) and `next_cursor` when there are more.
     /// - Parameter hasMore: whether activities follow the last of `items`; the cursor then names that last slug.
-    public static func page(_ items: [Activity], hasMore: Bool) -> [UInt8] {
+    public static func page(_ items: [Activity], hasMore: Bool) throws -> [UInt8] {
         var page: JSONObject = ["items": .array(items.map { .object(object($0)) })]
         if hasMore, let last = items.last { page["next_cursor"] = .string(ActivityCursor.make(after: last.slug)) }
-        return bytes(.object(page))
+        return try bytes(.object(page))
     }
 
     /// `2025-06-15T10:30:00Z`: RFC 3339 in UTC, whole seconds (as PushWard writes them).
@@ -48,8 +48,9 @@ public enum ActivityJSON {
         return String(iso.prefix(19)) + "Z"
     }
 
-    static func bytes(_ value: JSONValue) -> [UInt8] {
-        (try? value.encoded()).map(Array.init) ?? []
+    /// The JSON text of `value`; throws rather than answer an empty body (a number that is not finite).
+    static func bytes(_ value: JSONValue) throws -> [UInt8] {
+        Array(try value.encoded())
     }
 }
 

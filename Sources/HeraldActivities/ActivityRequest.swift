@@ -135,6 +135,9 @@ public enum ActivityRequest {
 
     /// 1–256 characters.
     static func validateName(_ name: String) throws(ActivityProblem) {
+        guard name.utf8.count <= 256 * ContentLimits.bytesPerCharacter else {
+            throw .fieldInvalid("name must be at most \(256 * ContentLimits.bytesPerCharacter) bytes of UTF-8, got \(name.utf8.count)", location: "body.name")
+        }
         guard !name.isEmpty, name.count <= 256 else {
             throw .fieldInvalid("name must be 1 to 256 characters, got \(name.count)", location: "body.name")
         }

@@ -66,7 +66,9 @@ public struct ActivityRules: Sendable {
             changed.content["warning_pushed"] = true
             changed.memory.countdownWarningSent = true
             let endDate = changed.content["end_date"]?.integerValue ?? Int(now.timeIntervalSince1970)
-            let minutes = max(0, (endDate - Int(now.timeIntervalSince1970) + 59) / 60)
+            // Clamped first: a row stored before dates were bounded can hold any end_date.
+            let secondsLeft = min(max(endDate, 0), ActivityLimits.latestUnixSeconds) - Int(now.timeIntervalSince1970)
+            let minutes = max(0, (secondsLeft + 59) / 60)
             let alert = ActivityAlert(title: activity.name, body: minutes == 1 ? "1 minute left" : "\(minutes) minutes left")
             let push = ActivityPush(event: .update, alert: alert, sound: "default", staleDate: staleDate(of: changed, now: now), isAlerting: true)
             return ActivityOutcome(activity: changed, action: .updated, push: push)
@@ -173,14 +175,15 @@ public struct ActivityRules: Sendable {
         guard stored.state == .ongoing, let endDate = stored.content["end_date"]?.integerValue else {
             throw .contentInvalid("only an ongoing activity with an end_date can be snoozed", location: "body.content.end_date")
         }
-        let extension_ = seconds ?? stored.content["snooze_seconds"]?.integerValue ?? 300
+        // A stored snooze_seconds is 60–3600 since it was checked; an older row's is clamped into that range.
+        let extension_ = seconds ?? stored.content["snooze_seconds"]?.integerValue.map { min(max($0, 60), 3_600) } ?? 300
         let nowSeconds = Int(now.timeIntervalSince1970)
-        let newEnd = max(endDate, nowSeconds) + extension_
+        let newEnd = try ActivityLimits.adding(extension_, to: max(endDate, nowSeconds), location: "body.seconds")
         var activity = stored
         activity.content["end_date"] = .int(newEnd)
         activity.content["snoozed_until"] = .int(newEnd)
         if let threshold = activity.content["warning_threshold"]?.integerValue {
-            activity.memory.countdownWarningSent = newEnd - threshold <= nowSeconds
+            activity.memory.countdownWarningSent = newEnd - min(max(threshold, 0), newEnd) <= nowSeconds  // cannot overflow
             if activity.memory.countdownWarningSent {
                 activity.content["warning_pushed"] = true
             } else {

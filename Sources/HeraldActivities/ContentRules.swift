@@ -26,6 +26,10 @@ struct ContentReader {
             return nil
         }
         guard let text = value.stringValue else { throw fail(key, "\(key) must be a string") }
+        // Bytes first (cheap, and bounds the character count's work): a character is a grapheme, and one grapheme
+        // can be any number of bytes.
+        let maxBytes = ContentLimits.maximumBytes(forCharacters: maxLength)
+        if text.utf8.count > maxBytes { throw fail(key, "\(key) must be at most \(maxBytes) bytes of UTF-8, got \(text.utf8.count)") }
         if let maxLength, text.count > maxLength { throw fail(key, "\(key) must be at most \(maxLength) characters, got \(text.count)") }
         if text.count < minLength { throw fail(key, "\(key) must be at least \(minLength) characters") }
         return text
@@ -102,6 +106,29 @@ struct ContentReader {
     }
 }
 
+/// Byte limits beside the character limits: a string member of at most N characters is also at most 4 × N bytes of
+/// UTF-8 (every character of one code point fits; a long combining sequence does not), one without a character limit
+/// at most ``defaultStringBytes``; the content as stored at most ``maximumContentBytes``; a log backlog at most
+/// ``LogBacklog/maximumBytes``.
+public enum ContentLimits {
+    /// Bytes per character allowed: the longest UTF-8 encoding of one code point.
+    public static let bytesPerCharacter = 4
+    /// A string member without a character limit of its own (a color, an icon name, an unknown member's text).
+    public static let defaultStringBytes = 1_024
+    /// The content of one activity as stored, timeline history left out (it has its own bound): room for a log's 20
+    /// lines of 2,048 bytes and the rest, while members the schemas do not name cannot pile up across patches.
+    public static let maximumContentBytes = 65_536
+
+    static func maximumBytes(forCharacters characters: Int?) -> Int {
+        characters.map { $0 * bytesPerCharacter } ?? defaultStringBytes
+    }
+
+    /// Whether `text` is within `characters` characters and their bytes.
+    static func fits(_ text: String, characters: Int) -> Bool {
+        text.utf8.count <= characters * bytesPerCharacter && text.count <= characters
+    }
+}
+
 /// The rules of an action object (`tap_action`, `url_action`, `secondary_url_action`, a tile's `url_action`, a media
 /// control).
 enum ActionRules {
@@ -156,30 +183,53 @@ enum ActionRules {
     }
 }
 
-/// `duration`: integer seconds, or a string of seconds (`"1500"`) or units (`"30s"`, `"5m"`, `"1h30m"`, `"2d"`).
+/// `duration`: integer seconds, or a string of seconds (`"1500"`) or units (`"30s"`, `"5m"`, `"1h30m"`, `"2d"`), at most
+/// ``ActivityLimits/maximumDuration`` in all; every step of the sum is overflow-checked, so no count of digits or parts
+/// can trap.
 enum DurationText {
-    static func seconds(_ value: JSONValue) -> Int? {
-        if let integer = value.integerValue { return integer > 0 ? integer : nil }
-        guard let text = value.stringValue?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }
-        if let plain = Int(text) { return plain > 0 ? plain : nil }
+    /// Why a duration is refused.
+    enum Refusal: Error { case malformed, tooLong }
+
+    static func seconds(_ value: JSONValue) throws(Refusal) -> Int {
+        let limit = ActivityLimits.maximumDuration
+        if let integer = value.integerValue {
+            guard integer > 0 else { throw .malformed }
+            guard integer <= limit else { throw .tooLong }
+            return integer
+        }
+        if let number = value.doubleValue { throw number > Double(limit) ? .tooLong : .malformed }
+        guard let text = value.stringValue?.trimmingCharacters(in: .whitespaces), !text.isEmpty, text.utf8.count <= 64 else {
+            throw .malformed
+        }
         var total = 0
-        var digits = ""
+        var amount: Int?
         for character in text {
-            if character.isASCII, character.isNumber {
-                digits.append(character)
+            if character.isASCII, let digit = character.wholeNumberValue {
+                // Digits beyond the limit are refused at once, so the running amount never overflows.
+                let next = (amount ?? 0) * 10 + digit
+                guard next <= limit else { throw .tooLong }
+                amount = next
                 continue
             }
-            guard let amount = Int(digits) else { return nil }
+            guard let value = amount else { throw .malformed }
+            let unit: Int
             switch character {
-            case "d": total += amount * 86_400
-            case "h": total += amount * 3_600
-            case "m": total += amount * 60
-            case "s": total += amount
-            default: return nil
+            case "d": unit = 86_400
+            case "h": unit = 3_600
+            case "m": unit = 60
+            case "s": unit = 1
+            default: throw .malformed
             }
-            digits = ""
+            let (part, overflow) = value.multipliedReportingOverflow(by: unit)
+            guard !overflow, part <= limit - total else { throw .tooLong }
+            total += part
+            amount = nil
         }
-        guard digits.isEmpty, total > 0 else { return nil }
+        if let amount {
+            guard total == 0 else { throw .malformed }  // "1h30": a trailing number without its unit
+            total = amount
+        }
+        guard total > 0 else { throw .malformed }
         return total
     }
 }

@@ -37,9 +37,10 @@ enum TemplateRules {
         _ = try reader.string("icon", maxLength: 128)
         for color in ["accent_color", "background_color", "text_color"] { _ = try reader.string(color) }
         for url in ["url", "secondary_url"] { _ = try reader.string(url, maxLength: 2_048) }
-        _ = try reader.integer("remaining_time", in: 0...Int.max)
-        let start = try reader.integer("start_date", in: 1...Int.max)
-        let end = try reader.integer("end_date", in: 1...Int.max)
+        // Dates at most year 9999 and other seconds bounded the same: no sum of them can overflow (ActivityLimits).
+        _ = try reader.integer("remaining_time", in: ActivityLimits.unixSeconds)
+        let start = try reader.integer("start_date", in: 1...ActivityLimits.latestUnixSeconds)
+        let end = try reader.integer("end_date", in: 1...ActivityLimits.latestUnixSeconds)
         if let start, let end, start >= end { throw reader.fail("start_date", "start_date must be before end_date") }
         if try reader.bool("live_progress") == true, end == nil { throw reader.fail("live_progress", "live_progress requires end_date (or duration)") }
         if try reader.bool("alarm") == true, end == nil { throw reader.fail("alarm", "alarm requires end_date (or duration)") }
@@ -56,7 +57,7 @@ enum TemplateRules {
 
     static func checkCountdown(_ reader: ContentReader) throws(ActivityProblem) {
         guard reader.isPresent("end_date") else { throw reader.fail("end_date", "countdown requires end_date or duration") }
-        _ = try reader.integer("warning_threshold", in: 0...Int.max)
+        _ = try reader.integer("warning_threshold", in: ActivityLimits.unixSeconds)
         _ = try reader.string("completion_message", maxLength: 512)
     }
 
@@ -72,7 +73,7 @@ enum TemplateRules {
             guard let rows = row.integerValue, (1...10).contains(rows) else { throw reader.fail("step_rows[\(index)]", "step_rows values must be 1 to 10") }
         }
         for (index, label) in (try checkLength("step_labels") ?? []).enumerated() {
-            guard let text = label.stringValue, text.count <= 32 else {
+            guard let text = label.stringValue, ContentLimits.fits(text, characters: 32) else {
                 throw reader.fail("step_labels[\(index)]", "step_labels must be strings of at most 32 characters")
             }
         }
@@ -87,7 +88,7 @@ enum TemplateRules {
     static func checkAlert(_ reader: ContentReader) throws(ActivityProblem) {
         _ = try reader.oneOf("severity", ["critical", "warning", "info"], required: true)
         _ = try reader.string("severity_label", maxLength: 32)
-        _ = try reader.integer("fired_at")
+        _ = try reader.integer("fired_at", in: ActivityLimits.unixSeconds)
     }
 
     static func checkGauge(_ reader: ContentReader) throws(ActivityProblem) {
@@ -106,14 +107,14 @@ enum TemplateRules {
         guard let values = try reader.objectMember("value", required: true) else { return }
         guard (1...10).contains(values.count) else { throw reader.fail("value", "value must have 1 to 10 series, got \(values.count)") }
         for (series, number) in values.sorted(by: { $0.key < $1.key }) {
-            guard series.count <= 32, !series.isEmpty else { throw reader.fail("value", "series names must be 1 to 32 characters") }
+            guard ContentLimits.fits(series, characters: 32), !series.isEmpty else { throw reader.fail("value", "series names must be 1 to 32 characters") }
             guard number.doubleValue != nil else { throw reader.fail("value.\(series)", "value.\(series) must be a number") }
         }
         _ = try reader.string("unit", maxLength: 32)
         if let units = try reader.objectMember("units") {
             for (series, unit) in units.sorted(by: { $0.key < $1.key }) {
                 guard values[series] != nil else { throw reader.fail("units.\(series)", "units keys must match value keys") }
-                guard let text = unit.stringValue, text.count <= 32 else { throw reader.fail("units.\(series)", "units values must be at most 32 characters") }
+                guard let text = unit.stringValue, ContentLimits.fits(text, characters: 32) else { throw reader.fail("units.\(series)", "units values must be at most 32 characters") }
             }
         }
         _ = try reader.oneOf("scale", ["linear", "logarithmic"])
@@ -142,7 +143,7 @@ enum TemplateRules {
     static func checkLog(_ reader: ContentReader) throws(ActivityProblem) {
         for line in try reader.objects("lines", count: 1...20, required: true) {
             _ = try line.string("text", maxLength: 512, minLength: 1, required: true)
-            _ = try line.integer("at")
+            _ = try line.integer("at", in: ActivityLimits.unixSeconds)
             _ = try line.oneOf("level", ["info", "warn", "error"])
             if let unknown = line.object.keys.sorted().first(where: { !["text", "at", "level"].contains($0) }) {
                 throw line.fail(unknown, "unknown log line field \"\(unknown)\"")
@@ -174,7 +175,7 @@ enum TemplateRules {
 
     /// `position_at` must lie within 12 h before and 5 min after `now` when it is sent.
     static func checkPositionAt(_ reader: ContentReader, now: Date) throws(ActivityProblem) {
-        guard let at = try reader.integer("position_at") else { return }
+        guard let at = try reader.integer("position_at", in: ActivityLimits.unixSeconds) else { return }
         let seconds = Int(now.timeIntervalSince1970)
         guard (seconds - 43_200)...(seconds + 300) ~= at else {
             throw reader.fail("position_at", "position_at must be at most 5 minutes in the future and 12 hours in the past")

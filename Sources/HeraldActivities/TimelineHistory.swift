@@ -33,7 +33,7 @@ public enum TimelineHistory {
             var seeded: [TimelinePoint] = []
             for point in points {
                 guard case .object(let member) = point, let timestamp = member["timestamp"]?.integerValue,
-                    let number = member["value"]?.doubleValue
+                    ActivityLimits.unixSeconds.contains(timestamp), let number = member["value"]?.doubleValue
                 else { return nil }
                 seeded.append(TimelinePoint(timestamp: timestamp, value: number))
             }
@@ -110,6 +110,22 @@ public enum LogBacklog {
                 break
             }
         }
-        return Array((Array(lines.prefix(newCount)) + backlog).prefix(maximumLines))
+        var kept: [JSONValue] = []
+        var bytes = 0
+        for line in (Array(lines.prefix(newCount)) + backlog).prefix(maximumLines) {
+            bytes += approximateBytes(of: line)
+            if bytes > maximumBytes { break }
+            kept.append(line)
+        }
+        return kept
+    }
+
+    /// Most bytes the backlog keeps (about its JSON text): the oldest lines go first past it, as past
+    /// ``maximumLines``.
+    public static let maximumBytes = 262_144
+
+    /// A line's size as stored, near enough: its text's bytes plus room for `at`, `level` and the JSON around them.
+    static func approximateBytes(of line: JSONValue) -> Int {
+        (line.objectValue?["text"]?.stringValue?.utf8.count ?? 0) + 64
     }
 }

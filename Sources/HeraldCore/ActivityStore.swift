@@ -15,8 +15,15 @@ public struct ActivityRecord: Sendable, Equatable {
     public var priority: Int
     public var createdAt: Date
     public var updatedAt: Date
-    /// The activity as JSON (the rules module's `Activity`).
+    /// The activity as JSON (the rules module's `Activity`), without its extras.
     public var document: Data
+    /// The activity's accumulations (a timeline's history, a log's backlog) as JSON, kept apart from ``document`` so
+    /// that changes of the device's other activities never read them; `nil` when it has none, or when they were not
+    /// read (``extrasRead``).
+    public var extras: Data?
+    /// Whether ``extras`` was read (and is written back by an upsert). The eviction candidates of an
+    /// ``ActivityNeighbourhood`` are read without: an upsert of such a record keeps the stored extras.
+    public var extrasRead: Bool
     /// When its next server-managed behaviour is due (a countdown's warning or end, a stale end, deletion after
     /// `ended_ttl`); `nil` for none.
     public var nextDueAt: Date?
@@ -42,7 +49,8 @@ public struct ActivityRecord: Sendable, Equatable {
 
     public init(
         deviceID: Device.ID, slug: String, state: String, priority: Int, createdAt: Date, updatedAt: Date, document: Data,
-        nextDueAt: Date? = nil, version: Int = 1, pushedVersion: Int = 0, pendingPush: Data? = nil, pushDueAt: Date? = nil,
+        extras: Data? = nil, extrasRead: Bool = true, nextDueAt: Date? = nil, version: Int = 1, pushedVersion: Int = 0,
+        pendingPush: Data? = nil, pushDueAt: Date? = nil,
         pushedState: String? = nil, pushedTimestamp: Int? = nil, inFlightNotification: UUID? = nil, updateToken: String? = nil,
         lease: Lease? = nil
     ) {
@@ -53,6 +61,8 @@ public struct ActivityRecord: Sendable, Equatable {
         self.createdAt = createdAt
         self.updatedAt = updatedAt
         self.document = document
+        self.extras = extras
+        self.extrasRead = extrasRead
         self.nextDueAt = nextDueAt
         self.version = version
         self.pushedVersion = pushedVersion
@@ -67,6 +77,31 @@ public struct ActivityRecord: Sendable, Equatable {
 
     /// Whether a change is accepted that delivery has not handed on yet.
     public var hasUnpushedChange: Bool { version > pushedVersion }
+
+    /// The ``state`` of a deleted activity whose end push is still to go out (a tombstone: absent to every read of
+    /// the API, not counted against the device's limit).
+    public static let tombstoneState = "deleted"
+    /// The ``state`` of an ongoing activity (the eviction candidates of ``ActivityNeighbourhood``).
+    public static let ongoingState = "ongoing"
+}
+
+/// What a change of one activity reads (``ActivityStore/changeActivity(deviceID:slug:_:)``): that activity, the
+/// device's other ongoing ones (the only rows a start can evict: a handful, never the whole device), and how many
+/// activities the device holds, counted from the `state` column (tombstones left out). Nothing else of the device is
+/// read, so the cost of a change does not grow with the device's other activities.
+public struct ActivityNeighbourhood: Sendable, Equatable {
+    /// The activity changed (`nil` when the device has none with its slug), tombstone or not.
+    public var record: ActivityRecord?
+    /// The device's other activities whose `state` is `ongoing`, sorted by slug, read without their extras.
+    public var otherOngoing: [ActivityRecord]
+    /// The device's activities that are not tombstones, ``record`` included.
+    public var activityCount: Int
+
+    public init(record: ActivityRecord?, otherOngoing: [ActivityRecord] = [], activityCount: Int) {
+        self.record = record
+        self.otherOngoing = otherOngoing
+        self.activityCount = activityCount
+    }
 }
 
 /// What one ``ActivityStore/changeActivities(deviceID:_:)`` writes: rows inserted or replaced (matched by slug), and
@@ -100,9 +135,19 @@ public protocol ActivityStore: Sendable {
     func changeActivities<Result: Sendable>(
         deviceID: Device.ID, _ change: @escaping @Sendable ([ActivityRecord]) throws -> (ActivityWrites, Result)
     ) async throws -> Result
+    /// Changes one activity: reads its ``ActivityNeighbourhood``, passes it to `change` and writes what it returns
+    /// (upserts and deletions of the activity and of rows among ``ActivityNeighbourhood/otherOngoing``); returns what
+    /// `change` returned. When `change` throws, nothing is written and its error is thrown. Concurrent changes of one
+    /// device run as if one after the other, on every instance: `change` may be called more than once (it must be a
+    /// pure decision), and only a call whose neighbourhood is still current when it is written takes effect. A store
+    /// with a single writer runs `change` (where the JSON is decoded and encoded) outside its write transaction.
+    func changeActivity<Result: Sendable>(
+        deviceID: Device.ID, slug: String, _ change: @escaping @Sendable (ActivityNeighbourhood) throws -> (ActivityWrites, Result)
+    ) async throws -> Result
     /// Claims up to `limit` activities whose push or server-managed behaviour is due at `now` (``ActivityRecord/pushDueAt``
     /// or ``ActivityRecord/nextDueAt`` not after it) and that nobody holds (or whose lease expired): writes `lease`
-    /// into them and returns them, earliest due first. Two instances never claim the same activity at once.
+    /// into them and returns them (without their extras), earliest due first. Two instances never claim the same
+    /// activity at once. A row that cannot be read as a record is set aside (nothing due) rather than claimed.
     func claimDueActivities(at now: Date, lease: Lease, limit: Int) async throws -> [ActivityRecord]
     /// The earliest ``ActivityRecord/pushDueAt`` or ``ActivityRecord/nextDueAt`` of any activity (held or not).
     func nextActivityDue() async throws -> Date?

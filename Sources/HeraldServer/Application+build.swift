@@ -83,7 +83,10 @@ public func buildApplication(
         store: store, pipeline: pipeline, clock: clock, attributesType: configuration.liveActivityAttributesType,
         instanceID: worker.instanceID, logger: logger)
     let (router, webSocket) = buildRouters(
-        store: store, pipeline: pipeline, worker: worker, hub: hub, link: link, activities: activities, clock: clock,
+        store: store, pipeline: pipeline, worker: worker, hub: hub, link: link, activities: activities,
+        activityWrites: ActivityWriteLimiter(
+            burst: configuration.activityWriteBurst, perSecond: Double(configuration.activityWritesPerSecond), clock: clock),
+        clock: clock,
         bodyLimit: configuration.maximumBodyBytes, registration: try .init(configuration),
         addresses: try ClientAddressResolver(configuration), metrics: metrics.server,
         adminToken: configuration.adminToken,
@@ -151,7 +154,8 @@ func guardedServer(webSocket: WebSocketController, configuration: HeraldConfigur
 /// The HTTP router, and the controller that decides WebSocket upgrades (it sees only requests that ask for one).
 func buildRouters(
     store: any HeraldStore, pipeline: SendPipeline, worker: DeliveryEngine, hub: WebSocketHub, link: ClusterLink? = nil,
-    activities: ActivityDispatcher? = nil, clock: any WallClock, bodyLimit: Int, registration: RegistrationSettings, addresses: ClientAddressResolver,
+    activities: ActivityDispatcher? = nil, activityWrites: ActivityWriteLimiter? = nil, clock: any WallClock, bodyLimit: Int,
+    registration: RegistrationSettings, addresses: ClientAddressResolver,
     metrics: ServerMetrics, adminToken: String?, webSocketSession: WebSocketSessionConfiguration, logger: Logger
 ) -> (http: Router<HeraldRequestContext>, webSocket: WebSocketController) {
     let router = Router(context: HeraldRequestContext.self, options: .autoGenerateHeadEndpoints)
@@ -205,9 +209,9 @@ func buildRouters(
         activityCount: { id in try await store.activities(deviceID: id).filter { !$0.isTombstone }.count }
     ).addRoutes(to: router)
     if let activities {  // PushWard's activities (issue 31): PushWardActivities/
-        let service = ActivityService(store: store, clock: clock, wake: { activities.wake() })
+        let service = ActivityService(store: store, clock: clock, logger: logger, wake: { activities.wake() })
         PushWardActivitiesController(
-            service: service, authorizer: authorizer, bodyLimit: bodyLimit
+            service: service, authorizer: authorizer, bodyLimit: bodyLimit, writeLimiter: activityWrites ?? ActivityWriteLimiter(clock: clock)
         ).addRoutes(to: router)
         ActivityTokenController(service: service, directory: directory, credentials: credentials, bodyLimit: bodyLimit).addRoutes(to: api)
     }

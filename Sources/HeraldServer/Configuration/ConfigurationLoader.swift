@@ -127,6 +127,10 @@ public enum ConfigurationLoader {
             }
             configuration.liveActivityAttributesType = type
         }
+        configuration.activityWriteBurst =
+            try reader.integer("HERALD_ACTIVITY_WRITE_BURST", in: 1...10_000_000) ?? configuration.activityWriteBurst
+        configuration.activityWritesPerSecond =
+            try reader.integer("HERALD_ACTIVITY_WRITES_PER_SECOND", in: 1...10_000_000) ?? configuration.activityWritesPerSecond
         configuration.apns = try apnsSettings(&reader)
         configuration.fcm = try fcmSettings(&reader)
         configuration.webPush = try webPushSettings(&reader)

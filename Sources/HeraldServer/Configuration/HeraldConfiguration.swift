@@ -90,6 +90,10 @@ public struct HeraldConfiguration: Sendable {
     /// `HERALD_LIVE_ACTIVITY_ATTRIBUTES_TYPE`: the `attributes-type` of the Live Activities Herald starts (PushWard's
     /// activities): the name of the app's `ActivityAttributes` struct.
     public var liveActivityAttributesType = "HeraldActivityAttributes"
+    /// `HERALD_ACTIVITY_WRITE_BURST` and `HERALD_ACTIVITY_WRITES_PER_SECOND`: the activity writes one API token may
+    /// make at once and keep up (429 `rate_limit.exceeded` past them; docs/activities.md, "Bounds").
+    public var activityWriteBurst = 60
+    public var activityWritesPerSecond = 10
 
     public init() {}
 }

@@ -35,6 +35,10 @@ final class ActivityDispatcher: Service, Sendable {
     /// How long an activity push may wait in the outbox before it is dropped (a newer state is sent instead).
     let pushLifetime: TimeInterval = 600
     private let woken = Atomic(false)
+    /// Consecutive failures per activity (device, slug), for the back-off and for logging a failure once.
+    let failures = Mutex<[ActivityKey: Int]>([:])
+    /// The longest back-off after repeated failures of one activity.
+    static let maximumBackOff: TimeInterval = 300
     /// Dates come back from the store as seconds since 1970, which can be a rounding above the date that was written:
     /// a date this close to now counts as due.
     static let dueSlack: TimeInterval = 0.001
@@ -94,29 +98,51 @@ final class ActivityDispatcher: Service, Sendable {
         return claimed.count == limit ? .more : .done
     }
 
-    /// Everything due for one claimed activity; on a failure the claim is given back, due again in a second.
+    /// Everything due for one claimed activity. On a failure the claim is given back with a back-off (1 s, doubling
+    /// per consecutive failure, at most ``maximumBackOff``), logged at its first failure only; a row whose document
+    /// cannot be read is set aside (nothing due any more, logged once): it never loops, whatever it holds.
     private func work(on claimed: ActivityRecord) async {
+        let key = ActivityKey(deviceID: claimed.deviceID, slug: claimed.slug)
         do {
             if let due = claimed.nextDueAt, due <= clock.now().addingTimeInterval(Self.dueSlack) { try await runDue(claimed) }
             try await push(deviceID: claimed.deviceID, slug: claimed.slug)
+            _ = failures.withLock { $0.removeValue(forKey: key) }
         } catch {
-            logger.error("An activity's push failed", metadata: ["slug": "\(claimed.slug)", "error": "\(error)"])
-            let retryAt = clock.now().addingTimeInterval(1)
+            let unreadable = error is DecodingError
+            let count = failures.withLock { failures in
+                let count = (failures[key] ?? 0) + 1
+                failures[key] = unreadable ? nil : count
+                return count
+            }
+            let metadata: Logger.Metadata = ["device": "\(claimed.deviceID)", "slug": "\(claimed.slug)", "error": "\(error)"]
+            let retryAt: Date? = unreadable ? nil : clock.now().addingTimeInterval(Self.backOff(afterFailures: count))
+            if unreadable {
+                logger.error("An activity's stored document cannot be read: set aside (nothing more is done with it)", metadata: metadata)
+            } else if count == 1 {
+                logger.error("An activity's push failed: retried with a back-off", metadata: metadata)
+            } else {
+                logger.debug("An activity's push failed again", metadata: metadata.merging(["failures": "\(count)"]) { $1 })
+            }
             _ = try? await changeHeld(claimed.deviceID, claimed.slug) { record in
                 record.lease = nil
                 record.pushDueAt = retryAt
+                if unreadable { record.nextDueAt = nil }
                 return ()
             }
         }
+    }
+
+    /// Seconds to wait after `failures` consecutive failures: 1, 2, 4, … at most ``maximumBackOff``.
+    static func backOff(afterFailures failures: Int) -> TimeInterval {
+        min(maximumBackOff, pow(2, Double(min(max(failures, 1), 20) - 1)))
     }
 
     /// Runs the server-managed behaviour that fell due, in one transaction with its push mark (and its deletion).
     private func runDue(_ claimed: ActivityRecord) async throws {
         let now = clock.now()
         let (rules, owner) = (rules, instanceID)
-        try await store.changeActivities(deviceID: claimed.deviceID) { records in
-            guard let record = records.first(where: { $0.slug == claimed.slug }), record.lease?.owner == owner, !record.isTombstone
-            else { return (ActivityWrites(), ()) }
+        try await store.changeActivity(deviceID: claimed.deviceID, slug: claimed.slug) { neighbourhood in
+            guard let record = neighbourhood.record, record.lease?.owner == owner, !record.isTombstone else { return (ActivityWrites(), ()) }
             let activity = try record.decodedActivity()
             guard let due = ActivitySchedule.nextDue(of: activity, rules: rules), due.at <= now else {
                 var unchanged = record
@@ -128,8 +154,8 @@ final class ActivityDispatcher: Service, Sendable {
                 unchanged.nextDueAt = nil  // not what is due after all: nothing until the next change
                 return (ActivityWrites(upserts: [unchanged]), ())
             }
-            let writes = ActivityService.writes(
-                for: outcome, slug: record.slug, existing: record, records: records, deviceID: record.deviceID, now: now)
+            let writes = try ActivityService.writes(
+                for: outcome, slug: record.slug, existing: record, others: neighbourhood.otherOngoing, deviceID: record.deviceID, now: now)
             return (writes, ())
         }
     }
@@ -178,7 +204,7 @@ extension ActivityDispatcher {
         }
         let (finishedAt, pending, dead) = (clock.now(), pendingID, deadToken)
         _ = try await changeHeld(deviceID, slug) { record in
-            Self.finish(&record, prepared, pendingID: pending, deadToken: dead, owner: self.instanceID, now: finishedAt)
+            try Self.finish(&record, prepared, pendingID: pending, deadToken: dead, owner: self.instanceID, now: finishedAt)
         }
     }
 
@@ -231,7 +257,7 @@ extension ActivityDispatcher {
     /// Writes what a handed-on push did: the version pushed, what the device now shows, the pending notification.
     private static func finish(
         _ record: inout ActivityRecord, _ prepared: PreparedPush, pendingID: PushNotification.ID?, deadToken: Bool, owner: String, now: Date
-    ) {
+    ) throws {
         if record.lease?.owner == owner { record.lease = nil }
         record.pushedVersion = max(record.pushedVersion, prepared.version)
         if record.version == prepared.version { record.pendingPush = nil }
@@ -248,7 +274,7 @@ extension ActivityDispatcher {
         activity.state = .ended
         activity.endedAt = activity.endedAt ?? now
         activity.updatedAt = now
-        record = record.recording(activity, push: nil, now: now)
+        record = try record.recording(activity, push: nil, now: now)
         record.pushedVersion = record.version
         record.pendingPush = nil
         record.pushDueAt = nil
@@ -270,11 +296,11 @@ extension ActivityDispatcher {
     /// Changes one activity in a transaction of its own; a tombstone whose end went out (or that needs none) is
     /// deleted. `nil` when the row is gone.
     private func changeHeld<Result: Sendable>(
-        _ deviceID: Device.ID, _ slug: String, _ change: @escaping @Sendable (inout ActivityRecord) -> Result
+        _ deviceID: Device.ID, _ slug: String, _ change: @escaping @Sendable (inout ActivityRecord) throws -> Result
     ) async throws -> Result? {
-        try await store.changeActivities(deviceID: deviceID) { records in
-            guard var record = records.first(where: { $0.slug == slug }) else { return (ActivityWrites(), nil) }
-            let result = change(&record)
+        try await store.changeActivity(deviceID: deviceID, slug: slug) { neighbourhood in
+            guard var record = neighbourhood.record else { return (ActivityWrites(), nil) }
+            let result = try change(&record)
             if record.isTombstone, !record.hasUnpushedChange, record.lease == nil {
                 return (ActivityWrites(deletions: [slug]), result)
             }
@@ -288,6 +314,12 @@ extension ActivityDispatcher {
         let object = (try? JSONValue.decode(Data(payload)).objectValue) ?? [:]
         return HomeAssistantPayload.apnsContent(object)
     }
+}
+
+/// One activity of one device (the dispatcher's failure count is kept per activity).
+struct ActivityKey: Hashable, Sendable {
+    var deviceID: Device.ID
+    var slug: String
 }
 
 /// The store failed while an activity's push was handed on: the claim is given back and tried again.

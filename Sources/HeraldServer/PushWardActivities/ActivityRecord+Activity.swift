@@ -7,14 +7,11 @@ import HeraldCore
 /// A DELETE of an ongoing activity leaves a tombstone (state ``tombstoneState``) until its end push is handed to
 /// delivery; every read of the API treats a tombstone as absent.
 extension ActivityRecord {
-    /// The state of a deleted activity whose end push is still to go out.
-    static let tombstoneState = "deleted"
-
     var isTombstone: Bool { state == Self.tombstoneState }
 
-    /// The activity the document holds.
+    /// The activity the document and the extras hold (without history and backlog when the extras were not read).
     func decodedActivity() throws -> Activity {
-        try Activity(storedJSON: document)
+        try Activity(storedDocument: document, extras: extras)
     }
 
     /// The push the unpushed changes ask for.
@@ -23,25 +20,36 @@ extension ActivityRecord {
     }
 
     /// A new row for `activity`, nothing pushed yet (version 0: ``recording(_:push:now:)`` counts the change).
-    static func new(_ activity: Activity, deviceID: Device.ID) -> ActivityRecord {
-        ActivityRecord(
+    static func new(_ activity: Activity, deviceID: Device.ID) throws -> ActivityRecord {
+        let parts = try activity.storedParts()
+        return ActivityRecord(
             deviceID: deviceID, slug: activity.slug, state: activity.state.rawValue, priority: activity.priority,
-            createdAt: activity.createdAt, updatedAt: activity.updatedAt, document: Data(activity.storedJSON()), version: 0)
+            createdAt: activity.createdAt, updatedAt: activity.updatedAt, document: Data(parts.document), extras: parts.extras.map { Data($0) },
+            version: 0)
     }
 
     /// This row after an accepted change that left `activity`, and the push it asks for: the change and its "to push"
-    /// mark in one write. A change without a push, with nothing else unpushed, is marked pushed at once.
-    func recording(_ activity: Activity, push: ActivityPush?, now: Date) -> ActivityRecord {
+    /// mark in one write. A change without a push, with nothing else unpushed, is marked pushed at once. Throws when
+    /// the activity cannot be encoded (the change is refused: nothing is written).
+    func recording(_ activity: Activity, push: ActivityPush?, now: Date) throws -> ActivityRecord {
         var record = self
         let hadUnpushedChange = record.hasUnpushedChange
         record.state = activity.state.rawValue
         record.priority = activity.priority
         record.updatedAt = activity.updatedAt
-        record.document = Data(activity.storedJSON())
+        if extrasRead {
+            let parts = try activity.storedParts()
+            record.document = Data(parts.document)
+            record.extras = parts.extras.map { Data($0) }
+        } else {
+            // Extras not read (an eviction candidate): the stored ones are kept; a document from before the split
+            // keeps what it holds.
+            record.document = Data(try activity.storedJSON())
+        }
         record.nextDueAt = ActivitySchedule.nextDue(of: activity)?.at
         record.version += 1
         if let push {
-            record.pendingPush = Self.encoded(Self.coalesced(record.decodedPendingPush, push))
+            record.pendingPush = try JSONEncoder().encode(Self.coalesced(record.decodedPendingPush, push))
             record.pushDueAt = now
         } else if !hadUnpushedChange {
             record.pushedVersion = record.version
@@ -60,9 +68,5 @@ extension ActivityRecord {
         }
         push.isAlerting = newest.isAlerting || earlier.isAlerting
         return push
-    }
-
-    static func encoded(_ push: ActivityPush) -> Data? {
-        try? JSONEncoder().encode(push)
     }
 }

@@ -14,17 +14,22 @@ struct ActivityService: Sendable {
     let store: any HeraldStore
     let rules: ActivityRules
     let clock: any WallClock
+    let logger: Logger
     /// Called after a change that has something to push.
     let wake: @Sendable () -> Void
 
-    init(store: any HeraldStore, rules: ActivityRules = ActivityRules(), clock: any WallClock, wake: @escaping @Sendable () -> Void) {
+    init(
+        store: any HeraldStore, rules: ActivityRules = ActivityRules(), clock: any WallClock,
+        logger: Logger = Logger(label: "herald.activities"), wake: @escaping @Sendable () -> Void
+    ) {
         self.store = store
         self.rules = rules
         self.clock = clock
+        self.logger = logger
         self.wake = wake
     }
 
-    /// The device's activities (tombstones left out), sorted by slug.
+    /// The device's activities (tombstones left out), sorted by slug; a row whose document cannot be read is left out.
     func activities(of device: Device) async throws(ActivityProblem) -> [Activity] {
         let records = try await storeCall { try await store.activities(deviceID: device.id) }
         return records.filter { !$0.isTombstone }.compactMap { try? $0.decodedActivity() }
@@ -39,6 +44,9 @@ struct ActivityService: Sendable {
 
     /// Applies a client's change to the activity `slug` of `device`. `mayCreate`: whether the caller may create an
     /// activity (PATCH `?upsert=true` for a missing slug needs `activity:manage`, else 403 `activity.upsert_forbidden`).
+    ///
+    /// Only the activity and the device's other ongoing ones (the eviction candidates) are read and decoded; the count
+    /// against the 50 comes from the store's columns (``ActivityNeighbourhood``).
     func change(_ change: ActivityChange, slug: String, of device: Device, mayCreate: Bool = true) async throws(ActivityProblem)
         -> ActivityOutcome
     {
@@ -46,17 +54,16 @@ struct ActivityService: Sendable {
         let rules = rules
         let canPushToStart = device.pushToStartToken != nil
         let outcome: ActivityOutcome = try await storeCall {
-            try await store.changeActivities(deviceID: device.id) { records in
-                let live = records.filter { !$0.isTombstone }
-                let existingRecord = records.first { $0.slug == slug }
+            try await store.changeActivity(deviceID: device.id, slug: slug) { neighbourhood in
+                let existingRecord = neighbourhood.record
                 let existing = existingRecord.flatMap { $0.isTombstone ? nil : try? $0.decodedActivity() }
                 if existing == nil, !mayCreate, case .patch(_, _, upsert: true) = change { throw ActivityProblem.upsertForbidden }
-                let others = live.filter { $0.slug != slug }.compactMap { try? $0.decodedActivity() }
                 let facts = ActivityDeviceFacts(
-                    ongoing: others.filter { $0.state == .ongoing }, activityCount: live.count,
+                    ongoing: neighbourhood.otherOngoing.compactMap { try? $0.decodedActivity() }, activityCount: neighbourhood.activityCount,
                     canPushToStart: canPushToStart)
                 let outcome = try ActivityService.apply(rules, change, to: existing, facts: facts, now: now)
-                let writes = Self.writes(for: outcome, slug: slug, existing: existingRecord, records: records, deviceID: device.id, now: now)
+                let writes = try Self.writes(
+                    for: outcome, slug: slug, existing: existingRecord, others: neighbourhood.otherOngoing, deviceID: device.id, now: now)
                 return (writes, outcome)
             }
         }
@@ -71,19 +78,19 @@ struct ActivityService: Sendable {
         try rules.apply(change, to: existing, device: facts, now: now)
     }
 
-    /// What an outcome writes: the activity (or its tombstone, or its deletion) and each evicted activity with its end
-    /// push.
+    /// What an outcome writes: the activity (or its tombstone, or its deletion) and each evicted activity (one of
+    /// `others`) with its end push. Throws when an activity cannot be encoded: nothing is written then.
     static func writes(
-        for outcome: ActivityOutcome, slug: String, existing: ActivityRecord?, records: [ActivityRecord], deviceID: Device.ID, now: Date
-    ) -> ActivityWrites {
+        for outcome: ActivityOutcome, slug: String, existing: ActivityRecord?, others: [ActivityRecord], deviceID: Device.ID, now: Date
+    ) throws -> ActivityWrites {
         var writes = ActivityWrites()
         if let activity = outcome.activity {
-            let base = existing ?? .new(activity, deviceID: deviceID)
-            writes.upserts.append(base.recording(activity, push: outcome.push, now: now))
+            let base = try existing ?? .new(activity, deviceID: deviceID)
+            writes.upserts.append(try base.recording(activity, push: outcome.push, now: now))
         } else if let existing {
             if let push = outcome.push, let activity = try? existing.decodedActivity() {
                 // Deleted while ongoing: the end push still has to go out; the row stays as a tombstone until then.
-                var tombstone = existing.recording(activity, push: push, now: now)
+                var tombstone = try existing.recording(activity, push: push, now: now)
                 tombstone.state = ActivityRecord.tombstoneState
                 tombstone.nextDueAt = nil
                 writes.upserts.append(tombstone)
@@ -92,8 +99,8 @@ struct ActivityService: Sendable {
             }
         }
         for eviction in outcome.evictions {
-            guard let evicted = records.first(where: { $0.slug == eviction.activity.slug }) else { continue }
-            writes.upserts.append(evicted.recording(eviction.activity, push: eviction.push, now: now))
+            guard let evicted = others.first(where: { $0.slug == eviction.activity.slug }) else { continue }
+            writes.upserts.append(try evicted.recording(eviction.activity, push: eviction.push, now: now))
         }
         return writes
     }
@@ -103,8 +110,8 @@ struct ActivityService: Sendable {
     func setUpdateToken(_ token: String, slug: String, of device: Device) async throws(ActivityProblem) {
         let now = clock.now()
         let found: Bool = try await storeCall {
-            try await store.changeActivities(deviceID: device.id) { records in
-                guard var record = records.first(where: { $0.slug == slug }) else { return (ActivityWrites(), false) }
+            try await store.changeActivity(deviceID: device.id, slug: slug) { neighbourhood in
+                guard var record = neighbourhood.record else { return (ActivityWrites(), false) }
                 record.updateToken = token
                 if record.pushedState == nil, !record.isTombstone, record.state == ActivityState.ongoing.rawValue {
                     record.pushedState = ActivityState.ongoing.rawValue  // the app started it (push-to-start or locally)
@@ -122,8 +129,8 @@ struct ActivityService: Sendable {
     func dismiss(slug: String, of device: Device) async throws(ActivityProblem) {
         let now = clock.now()
         let found: Bool = try await storeCall {
-            try await store.changeActivities(deviceID: device.id) { records in
-                guard var record = records.first(where: { $0.slug == slug }) else { return (ActivityWrites(), false) }
+            try await store.changeActivity(deviceID: device.id, slug: slug) { neighbourhood in
+                guard var record = neighbourhood.record else { return (ActivityWrites(), false) }
                 if record.isTombstone { return (ActivityWrites(deletions: [slug]), true) }
                 var activity = try record.decodedActivity()
                 if activity.state == .ongoing {
@@ -131,7 +138,7 @@ struct ActivityService: Sendable {
                     activity.endedAt = activity.endedAt ?? now
                     activity.updatedAt = now
                 }
-                record = record.recording(activity, push: nil, now: now)
+                record = try record.recording(activity, push: nil, now: now)
                 record.updateToken = nil
                 record.pushedState = nil
                 record.pushedVersion = record.version
@@ -143,14 +150,26 @@ struct ActivityService: Sendable {
         guard found else { throw .notFound }
     }
 
-    /// Runs a store call; an ``ActivityProblem`` the rules threw goes through, any other failure is 503.
+    /// Runs a store call; an ``ActivityProblem`` the rules threw goes through, an activity that cannot be encoded is
+    /// 422 naming the member (nothing was written), any other failure is logged and answered 503.
     private func storeCall<Value: Sendable>(_ call: () async throws -> Value) async throws(ActivityProblem) -> Value {
         do {
             return try await call()
         } catch let problem as ActivityProblem {
             throw problem
+        } catch let error as EncodingError {
+            throw Self.problem(error)
         } catch {
+            logger.error("An activity store call failed", metadata: ["error": "\(error)"])
             throw .serviceUnavailable
         }
+    }
+
+    /// 422 `activity.content_invalid` at the member the encoder could not write (`body.content.progress`).
+    static func problem(_ error: EncodingError) -> ActivityProblem {
+        guard case .invalidValue(_, let context) = error else { return .contentInvalid("the activity cannot be stored") }
+        let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+        let member = path.hasPrefix(".content") ? "body" + path : "body.content"
+        return .contentInvalid("\(member.dropFirst(5)) cannot be stored: \(context.debugDescription)", location: member)
     }
 }

@@ -13,6 +13,8 @@ struct PushWardActivitiesController<Context: RemoteAddressRequestContext>: Senda
     let service: ActivityService
     let authorizer: PushWardAuthorizer
     let bodyLimit: Int
+    /// Writes per API token (429 `rate_limit.exceeded` past it); reads are not limited.
+    let writeLimiter: ActivityWriteLimiter
 
     func addRoutes(to router: some RouterMethods<Context>) {
         let activities = router.group("activities").add(middleware: ErrorShapeMiddleware(.problemDetails))
@@ -40,13 +42,14 @@ struct PushWardActivitiesController<Context: RemoteAddressRequestContext>: Senda
             return true
         }
         let page = Array(matching.prefix(query.limit))
-        return Self.json(.ok, ActivityJSON.page(page, hasMore: matching.count > page.count))
+        return Self.json(.ok, try ActivityJSON.page(page, hasMore: matching.count > page.count))
     }
 
     @Sendable func create(_ request: Request, context: Context) async throws -> Response {
         let body = try await Self.body(of: request, limit: bodyLimit)
         let creation = try problem { try ActivityRequest.create(json: body) }
-        let (_, device) = try await authorizer.authorize(request, context: context, scope: .activityManage, slug: creation.slug)
+        let (token, device) = try await authorizer.authorize(request, context: context, scope: .activityManage, slug: creation.slug)
+        try problem { try writeLimiter.take(token.id) }
         let outcome = try await problem { try await service.change(.create(creation), slug: creation.slug, of: device) }
         return try Self.answer(outcome, status: .created)
     }
@@ -56,7 +59,7 @@ struct PushWardActivitiesController<Context: RemoteAddressRequestContext>: Senda
         let (_, device) = try await authorizer.authorize(request, context: context, scope: .activityUpdate, slug: slug)
         let activity = try await problem { try await service.activity(slug, of: device) }
         let include = request.uri.queryParameters["include"].map(String.init)
-        return Self.json(.ok, ActivityJSON.body(activity, includeLogBacklog: ActivityListQuery.includesLogBacklog(include)))
+        return Self.json(.ok, try ActivityJSON.body(activity, includeLogBacklog: ActivityListQuery.includesLogBacklog(include)))
     }
 
     @Sendable func patch(_ request: Request, context: Context) async throws -> Response {
@@ -65,6 +68,7 @@ struct PushWardActivitiesController<Context: RemoteAddressRequestContext>: Senda
         let upsert = try problem { try ActivityRequest.upsert(request.uri.queryParameters.getAll("upsert").map { String($0) }) }
         let body = try await Self.body(of: request, limit: bodyLimit)
         let changes = try problem { try ActivityRequest.patch(json: body) }
+        try problem { try writeLimiter.take(token.id) }
         let outcome = try await problem {
             try await service.change(
                 .patch(slug: slug, changes, upsert: upsert), slug: slug, of: device, mayCreate: token.grants.allows(.activityManage))
@@ -74,14 +78,16 @@ struct PushWardActivitiesController<Context: RemoteAddressRequestContext>: Senda
 
     @Sendable func delete(_ request: Request, context: Context) async throws -> Response {
         let slug = try Self.slug(context)
-        let (_, device) = try await authorizer.authorize(request, context: context, scope: .activityManage, slug: slug)
+        let (token, device) = try await authorizer.authorize(request, context: context, scope: .activityManage, slug: slug)
+        try problem { try writeLimiter.take(token.id) }
         _ = try await problem { try await service.change(.delete, slug: slug, of: device) }
         return Response(status: .noContent)
     }
 
     @Sendable func snooze(_ request: Request, context: Context) async throws -> Response {
         let slug = try Self.slug(context)
-        let (_, device) = try await authorizer.authorize(request, context: context, scope: .activityUpdate, slug: slug)
+        let (token, device) = try await authorizer.authorize(request, context: context, scope: .activityUpdate, slug: slug)
+        try problem { try writeLimiter.take(token.id) }
         let buffer = try await request.body.collect(upTo: bodyLimit)
         var seconds: Int?
         if buffer.readableBytes > 0 {
@@ -105,7 +111,7 @@ struct PushWardActivitiesController<Context: RemoteAddressRequestContext>: Senda
     /// An activity with `X-Resource-Action`.
     private static func answer(_ outcome: ActivityOutcome, status: HTTPResponse.Status) throws -> Response {
         guard let activity = outcome.activity else { return Response(status: .noContent) }
-        var response = json(status, ActivityJSON.body(activity))
+        var response = json(status, try ActivityJSON.body(activity))
         response.headers[.resourceAction] = outcome.action.rawValue
         return response
     }

@@ -17,9 +17,36 @@ extension InMemoryStore {
         let (writes, result) = try change(try await activities(deviceID: deviceID))
         var rows = activityRows[deviceID] ?? [:]
         for slug in writes.deletions { rows[slug] = nil }
-        for record in writes.upserts { rows[record.slug] = record }
+        for record in writes.upserts { rows[record.slug] = Self.kept(record, over: rows[record.slug]) }
         activityRows[deviceID] = rows
         return result
+    }
+
+    public func changeActivity<Result: Sendable>(
+        deviceID: Device.ID, slug: String, _ change: @escaping @Sendable (ActivityNeighbourhood) throws -> (ActivityWrites, Result)
+    ) async throws -> Result {
+        guard try await device(id: deviceID) != nil else { throw StoreError.notFound("device") }
+        let rows = activityRows[deviceID] ?? [:]
+        let neighbourhood = ActivityNeighbourhood(
+            record: rows[slug],
+            otherOngoing: rows.values.filter { $0.slug != slug && $0.state == ActivityRecord.ongoingState }.sorted { $0.slug < $1.slug }
+                .map(\.withoutExtras),
+            activityCount: rows.values.count { $0.state != ActivityRecord.tombstoneState })
+        let (writes, result) = try change(neighbourhood)
+        var changed = rows
+        for deleted in writes.deletions { changed[deleted] = nil }
+        for record in writes.upserts where record.deviceID == deviceID { changed[record.slug] = Self.kept(record, over: rows[record.slug]) }
+        activityRows[deviceID] = changed
+        return result
+    }
+
+    /// An upsert of a record read without its extras keeps the stored ones (as the databases' upserts do).
+    private static func kept(_ record: ActivityRecord, over stored: ActivityRecord?) -> ActivityRecord {
+        guard !record.extrasRead else { return record }
+        var kept = record
+        kept.extras = stored?.extras
+        kept.extrasRead = true
+        return kept
     }
 
     public func claimDueActivities(at now: Date, lease: Lease, limit: Int) async throws -> [ActivityRecord] {
@@ -34,11 +61,21 @@ extension InMemoryStore {
             var claimed = record
             claimed.lease = lease
             activityRows[record.deviceID]?[record.slug] = claimed
-            return claimed
+            return claimed.withoutExtras
         }
     }
 
     public func nextActivityDue() async throws -> Date? {
         activityRows.values.flatMap(\.values).compactMap(\.dueAt).min()
+    }
+}
+
+extension ActivityRecord {
+    /// This record as read without its extras.
+    fileprivate var withoutExtras: ActivityRecord {
+        var record = self
+        record.extras = nil
+        record.extrasRead = false
+        return record
     }
 }

@@ -192,6 +192,9 @@ enum PostgresMigrations {
                 "CREATE INDEX activity_push_due ON activity (push_due_at) WHERE push_due_at IS NOT NULL",
                 "CREATE INDEX activity_next_due ON activity (next_due_at) WHERE next_due_at IS NOT NULL",
             ]),
+        Migration(
+            version: 11, description: "an activity's extras (timeline history, log backlog) apart from its document",
+            statements: ["ALTER TABLE activity ADD COLUMN extras bytea"]),
     ]
 
     /// The version the schema is at once every migration ran.

@@ -39,6 +39,40 @@ extension PostgresStore {
         }
     }
 
+    /// Locks the device's row as ``changeActivities(deviceID:_:)`` does, then only the activity and the device's other
+    /// ongoing ones (`FOR UPDATE`), and counts the rest from the `state` column.
+    public func changeActivity<Result: Sendable>(
+        deviceID: Device.ID, slug: String, _ change: @escaping @Sendable (ActivityNeighbourhood) throws -> (ActivityWrites, Result)
+    ) async throws -> Result {
+        try await transaction { [self] connection in
+            let device = try await execute("SELECT 1 FROM device WHERE id = \(deviceID) FOR NO KEY UPDATE", on: connection)
+            guard !device.isEmpty else { throw StoreError.notFound("device") }
+            let (ongoing, tombstone) = (ActivityRecord.ongoingState, ActivityRecord.tombstoneState)
+            let record = try await execute(
+                "SELECT \(unescaped: Self.activityColumns) FROM activity WHERE device_id = \(deviceID) AND slug = \(slug) FOR UPDATE",
+                on: connection
+            ).first.map(Self.activity)
+            let others = try await execute(
+                """
+                SELECT \(unescaped: Self.columnsWithoutExtras) FROM activity
+                WHERE device_id = \(deviceID) AND state = \(ongoing) AND slug <> \(slug) ORDER BY slug FOR UPDATE
+                """, on: connection
+            ).map(Self.activity)
+            let count = try await execute(
+                "SELECT count(*) FROM activity WHERE device_id = \(deviceID) AND state <> \(tombstone)", on: connection
+            ).first?.decode(Int.self) ?? 0
+            let (writes, result) = try change(ActivityNeighbourhood(record: record, otherOngoing: others, activityCount: count))
+            if !writes.deletions.isEmpty {
+                try await execute("DELETE FROM activity WHERE device_id = \(deviceID) AND slug = ANY(\(writes.deletions))", on: connection)
+            }
+            for record in writes.upserts where record.deviceID == deviceID {
+                try await execute(
+                    PostgresQuery(unsafeSQL: Self.upsertSQL, binds: try PostgresBindings(binding: Self.values(record))), on: connection)
+            }
+            return result
+        }
+    }
+
     public func claimDueActivities(at now: Date, lease: Lease, limit: Int) async throws -> [ActivityRecord] {
         let now = now.timeIntervalSince1970
         return try await write(
@@ -49,7 +83,7 @@ extension PostgresStore {
                 WHERE (push_due_at <= \(now) OR next_due_at <= \(now)) AND (lease_owner IS NULL OR lease_expires_at <= \(now))
                 ORDER BY least(push_due_at, next_due_at), slug LIMIT \(limit)
                 FOR UPDATE SKIP LOCKED)
-            RETURNING \(unescaped: Self.activityColumns)
+            RETURNING \(unescaped: Self.columnsWithoutExtras)
             """
         ).map(Self.activity).sorted { ($0.dueAt ?? .distantPast, $0.slug) < ($1.dueAt ?? .distantPast, $1.slug) }
     }
@@ -61,32 +95,36 @@ extension PostgresStore {
 
     // MARK: Rows
 
-    private static let activityColumns = """
+    /// Every column but `extras` (eviction candidates and claims read no extras).
+    private static let columnsWithoutExtras = """
         device_id, slug, state, priority, created_at, updated_at, document, next_due_at, version, pushed_version,
         pending_push, push_due_at, pushed_state, pushed_timestamp, in_flight_notification, update_token, lease_owner,
         lease_expires_at
         """
+    private static let activityColumns = columnsWithoutExtras + ", extras"
 
+    /// `extras` is written only when the record read them (`$20`).
     private static let upsertSQL = """
         INSERT INTO activity (\(activityColumns))
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
         ON CONFLICT (device_id, slug) DO UPDATE SET
             state = EXCLUDED.state, priority = EXCLUDED.priority, created_at = EXCLUDED.created_at,
             updated_at = EXCLUDED.updated_at, document = EXCLUDED.document, next_due_at = EXCLUDED.next_due_at,
             version = EXCLUDED.version, pushed_version = EXCLUDED.pushed_version, pending_push = EXCLUDED.pending_push,
             push_due_at = EXCLUDED.push_due_at, pushed_state = EXCLUDED.pushed_state,
             pushed_timestamp = EXCLUDED.pushed_timestamp, in_flight_notification = EXCLUDED.in_flight_notification,
-            update_token = EXCLUDED.update_token, lease_owner = EXCLUDED.lease_owner, lease_expires_at = EXCLUDED.lease_expires_at
+            update_token = EXCLUDED.update_token, lease_owner = EXCLUDED.lease_owner, lease_expires_at = EXCLUDED.lease_expires_at,
+            extras = CASE WHEN $20 THEN EXCLUDED.extras ELSE activity.extras END
         """
 
-    /// `$1` to `$18`, in the order of ``activityColumns``.
+    /// `$1` to `$20`: ``activityColumns`` in order, then whether `extras` was read.
     private static func values(_ record: ActivityRecord) -> [(any PostgresThrowingDynamicTypeEncodable)?] {
         [
             record.deviceID, record.slug, record.state, record.priority, record.createdAt.timeIntervalSince1970,
             record.updatedAt.timeIntervalSince1970, record.document, record.nextDueAt?.timeIntervalSince1970, record.version,
             record.pushedVersion, record.pendingPush, record.pushDueAt?.timeIntervalSince1970, record.pushedState,
             record.pushedTimestamp, record.inFlightNotification, record.updateToken, record.lease?.owner,
-            record.lease?.expiresAt.timeIntervalSince1970,
+            record.lease?.expiresAt.timeIntervalSince1970, record.extras, record.extrasRead,
         ]
     }
 
@@ -97,7 +135,8 @@ extension PostgresStore {
         return ActivityRecord(
             deviceID: try row.value("device_id"), slug: try row.value("slug"), state: try row.value("state"),
             priority: try row.value("priority"), createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"),
-            document: try row.value("document"), nextDueAt: try row.optionalDate("next_due_at"), version: try row.value("version"),
+            document: try row.value("document"), extras: row.contains("extras") ? try row.value("extras", as: Data?.self) : nil,
+            extrasRead: row.contains("extras"), nextDueAt: try row.optionalDate("next_due_at"), version: try row.value("version"),
             pushedVersion: try row.value("pushed_version"), pendingPush: try row.value("pending_push"),
             pushDueAt: try row.optionalDate("push_due_at"), pushedState: try row.value("pushed_state"),
             pushedTimestamp: try row.value("pushed_timestamp"), inFlightNotification: try row.value("in_flight_notification"),

@@ -178,6 +178,10 @@ enum SQLiteMigrations {
                     CREATE INDEX activity_next_due ON activity(next_due_at) WHERE next_due_at IS NOT NULL;
                     """)
         }
+        migrator.registerMigration("v14: an activity's extras (timeline history, log backlog) apart from its document") { db in
+            // Rows written before keep both inside `document`; they move to `extras` at their next change.
+            try db.execute(sql: "ALTER TABLE activity ADD COLUMN extras BLOB")
+        }
         return migrator
     }
 }

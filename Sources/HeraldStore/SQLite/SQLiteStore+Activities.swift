@@ -36,18 +36,50 @@ extension SQLiteStore {
         }
     }
 
+    /// Optimistic, so that decoding and encoding never hold the single writer: the neighbourhood is read in a read
+    /// transaction and `change` runs outside any transaction; the write transaction reads the neighbourhood again (rows,
+    /// no JSON decoded) and writes only if it is unchanged. After a few lost races the change runs inside the writer,
+    /// so a busy device still makes progress.
+    public func changeActivity<Result: Sendable>(
+        deviceID: Device.ID, slug: String, _ change: @escaping @Sendable (ActivityNeighbourhood) throws -> (ActivityWrites, Result)
+    ) async throws -> Result {
+        for _ in 0..<Self.optimisticChangeAttempts {
+            let seen = try await database.read { db in try Self.neighbourhood(deviceID: deviceID, slug: slug, db) }
+            let (writes, result) = try change(seen)
+            let written = try await write { db -> Bool in
+                guard try Self.neighbourhood(deviceID: deviceID, slug: slug, db) == seen else { return false }
+                try Self.apply(writes, deviceID: deviceID, db)
+                return true
+            }
+            if written { return result }
+        }
+        return try await write { db in
+            let (writes, result) = try change(try Self.neighbourhood(deviceID: deviceID, slug: slug, db))
+            try Self.apply(writes, deviceID: deviceID, db)
+            return result
+        }
+    }
+
+    /// Tries of ``changeActivity(deviceID:slug:_:)`` outside the writer before one inside it.
+    static let optimisticChangeAttempts = 3
+
     public func claimDueActivities(at now: Date, lease: Lease, limit: Int) async throws -> [ActivityRecord] {
         try await write { db in
             let time = now.timeIntervalSince1970
             let rows = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT * FROM activity
+                    SELECT rowid AS row_id, \(Self.columnsWithoutExtras) FROM activity
                     WHERE (push_due_at <= ? OR next_due_at <= ?) AND (lease_owner IS NULL OR lease_expires_at <= ?)
                     ORDER BY min(coalesce(push_due_at, next_due_at), coalesce(next_due_at, push_due_at)), slug LIMIT ?
                     """, arguments: [time, time, time, limit])
-            return try rows.map { row in
-                var record = try Self.activity(row)
+            return try rows.compactMap { row -> ActivityRecord? in
+                guard var record = try? Self.activity(row) else {
+                    // A row no record can be made of is set aside (never due again), not claimed every pass.
+                    try db.execute(
+                        sql: "UPDATE activity SET push_due_at = NULL, next_due_at = NULL WHERE rowid = ?", arguments: [row["row_id"] as Int64?])
+                    return nil
+                }
                 record.lease = lease
                 try db.execute(
                     sql: "UPDATE activity SET lease_owner = ?, lease_expires_at = ? WHERE device_id = ? AND slug = ?",
@@ -76,12 +108,50 @@ extension SQLiteStore {
             .map(activity)
     }
 
+    private static func neighbourhood(deviceID: Device.ID, slug: String, _ db: GRDB.Database) throws -> ActivityNeighbourhood {
+        let device = deviceID.databaseString
+        guard try Bool.fetchOne(db, sql: "SELECT 1 FROM device WHERE id = ?", arguments: [device]) != nil else {
+            throw StoreError.notFound("device")
+        }
+        let record = try Row.fetchOne(db, sql: "SELECT * FROM activity WHERE device_id = ? AND slug = ?", arguments: [device, slug])
+            .map(activity)
+        let ongoing = try Row.fetchAll(
+            db, sql: "SELECT \(columnsWithoutExtras) FROM activity WHERE device_id = ? AND state = ? AND slug != ? ORDER BY slug",
+            arguments: [device, ActivityRecord.ongoingState, slug]
+        ).map(activity)
+        let count = try Int.fetchOne(
+            db, sql: "SELECT count(*) FROM activity WHERE device_id = ? AND state != ?", arguments: [device, ActivityRecord.tombstoneState])
+        return ActivityNeighbourhood(record: record, otherOngoing: ongoing, activityCount: count ?? 0)
+    }
+
+    private static func apply(_ writes: ActivityWrites, deviceID: Device.ID, _ db: GRDB.Database) throws {
+        for slug in writes.deletions {
+            try db.execute(sql: "DELETE FROM activity WHERE device_id = ? AND slug = ?", arguments: [deviceID.databaseString, slug])
+        }
+        for record in writes.upserts where record.deviceID == deviceID {
+            try db.execute(sql: upsertSQL, arguments: arguments(record))
+        }
+    }
+
+    /// Every column but `extras` (eviction candidates and claims read no extras).
+    private static let columnsWithoutExtras = """
+        device_id, slug, state, priority, created_at, updated_at, document, next_due_at, version, pushed_version,
+        pending_push, push_due_at, pushed_state, pushed_timestamp, in_flight_notification, update_token, lease_owner,
+        lease_expires_at
+        """
+
+    /// An upsert that writes `extras` only when the record read them (the last argument).
     private static let upsertSQL = """
-        INSERT OR REPLACE INTO activity (
-            device_id, slug, state, priority, created_at, updated_at, document, next_due_at, version, pushed_version,
-            pending_push, push_due_at, pushed_state, pushed_timestamp, in_flight_notification, update_token, lease_owner,
-            lease_expires_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        INSERT INTO activity (\(columnsWithoutExtras), extras)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (device_id, slug) DO UPDATE SET
+            state = excluded.state, priority = excluded.priority, created_at = excluded.created_at,
+            updated_at = excluded.updated_at, document = excluded.document, next_due_at = excluded.next_due_at,
+            version = excluded.version, pushed_version = excluded.pushed_version, pending_push = excluded.pending_push,
+            push_due_at = excluded.push_due_at, pushed_state = excluded.pushed_state,
+            pushed_timestamp = excluded.pushed_timestamp, in_flight_notification = excluded.in_flight_notification,
+            update_token = excluded.update_token, lease_owner = excluded.lease_owner, lease_expires_at = excluded.lease_expires_at,
+            extras = CASE WHEN ? THEN excluded.extras ELSE activity.extras END
         """
 
     private static func arguments(_ record: ActivityRecord) -> StatementArguments {
@@ -90,23 +160,33 @@ extension SQLiteStore {
             record.updatedAt.timeIntervalSince1970, record.document, record.nextDueAt?.timeIntervalSince1970, record.version,
             record.pushedVersion, record.pendingPush, record.pushDueAt?.timeIntervalSince1970, record.pushedState,
             record.pushedTimestamp, record.inFlightNotification?.databaseString, record.updateToken, record.lease?.owner,
-            record.lease?.expiresAt.timeIntervalSince1970,
+            record.lease?.expiresAt.timeIntervalSince1970, record.extras, record.extrasRead,
         ]
     }
 
+    /// A row as a record; whatever a column holds (a type SQLite let in, a NULL), a bad value is an error, never a
+    /// trap (GRDB's subscripts trap on a value they cannot convert; its `decode` throws).
     private static func activity(_ row: Row) throws -> ActivityRecord {
-        func date(_ column: String) -> Date? { (row[column] as Double?).map(Date.init(timeIntervalSince1970:)) }
-        guard let deviceID = UUID(uuidString: row["device_id"]) else { throw CorruptActivityRow(detail: "bad device id") }
-        let inFlight: String? = row["in_flight_notification"]
-        let leaseOwner: String? = row["lease_owner"]
+        func date(_ column: String) throws -> Date? {
+            try row.decode(Double?.self, forColumn: column).map(Date.init(timeIntervalSince1970:))
+        }
+        guard let deviceID = UUID(uuidString: try row.decode(String.self, forColumn: "device_id")) else {
+            throw CorruptActivityRow(detail: "bad device id")
+        }
+        let inFlight = try row.decode(String?.self, forColumn: "in_flight_notification")
+        let leaseOwner = try row.decode(String?.self, forColumn: "lease_owner")
+        let leaseExpiry = try date("lease_expires_at")
         return ActivityRecord(
-            deviceID: deviceID, slug: row["slug"], state: row["state"], priority: row["priority"],
-            createdAt: Date(timeIntervalSince1970: row["created_at"]), updatedAt: Date(timeIntervalSince1970: row["updated_at"]),
-            document: row["document"], nextDueAt: date("next_due_at"), version: row["version"], pushedVersion: row["pushed_version"],
-            pendingPush: row["pending_push"], pushDueAt: date("push_due_at"), pushedState: row["pushed_state"],
-            pushedTimestamp: row["pushed_timestamp"], inFlightNotification: inFlight.flatMap(UUID.init(uuidString:)),
-            updateToken: row["update_token"],
-            lease: leaseOwner.map { Lease(owner: $0, expiresAt: date("lease_expires_at") ?? .distantPast) })
+            deviceID: deviceID, slug: try row.decode(forColumn: "slug"), state: try row.decode(forColumn: "state"),
+            priority: try row.decode(forColumn: "priority"), createdAt: try date("created_at") ?? .distantPast,
+            updatedAt: try date("updated_at") ?? .distantPast, document: try row.decode(forColumn: "document"),
+            extras: try row.decode(Data?.self, forColumn: "extras"), extrasRead: row.hasColumn("extras"),
+            nextDueAt: try date("next_due_at"), version: try row.decode(forColumn: "version"),
+            pushedVersion: try row.decode(forColumn: "pushed_version"), pendingPush: try row.decode(forColumn: "pending_push"),
+            pushDueAt: try date("push_due_at"), pushedState: try row.decode(forColumn: "pushed_state"),
+            pushedTimestamp: try row.decode(forColumn: "pushed_timestamp"), inFlightNotification: inFlight.flatMap(UUID.init(uuidString:)),
+            updateToken: try row.decode(forColumn: "update_token"),
+            lease: leaseOwner.map { Lease(owner: $0, expiresAt: leaseExpiry ?? .distantPast) })
     }
 }
 
