@@ -38,6 +38,30 @@ struct BoundaryFuzzTests {
         }
     }
 
+    /// A WebSocket client message's `id` (echoed in the answer) with every boundary value: each is answered with a
+    /// refusal, and the socket still subscribes afterwards.
+    @Test func noBoundaryValueInAWebSocketMessageCrashesTheServer() async throws {
+        try await TestServer().run { client in
+            let registered = try await client.post("/api/push/register", #"{"platform": "websocket"}"#).json()
+            let owner = Registration(
+                userID: try #require(registered["user_id"]?.stringValue), secret: try #require(registered["device_secret"]?.stringValue))
+            let socket = WebSocketTestClient(port: try #require(client.port))
+            for value in BoundaryValue.all {
+                for message in [
+                    #"{"id": \#(value.json), "type": "no_such_command"}"#,
+                    #"{"id": \#(value.json), "type": "push_notification_confirm", "confirm_id": \#(value.json)}"#,
+                    #"{"id": \#(value.json), "type": "push_notification_channel", "user_id": "\#(owner.userID)"}"#,
+                ] {
+                    socket.send(message)
+                    let answer = await socket.next()
+                    #expect(answer?["type"] == "result" && answer?["success"] == false, "\(value): \(message.prefix(100))")
+                }
+            }
+            await socket.subscribe(owner, id: 7)
+            await socket.close()
+        }
+    }
+
     /// One case: the dialect's valid request with `member` set to `value`.
     static func send(
         _ dialect: BoundaryDialect, member: String, value: BoundaryValue, credentials: BoundaryDialect.Credentials,

@@ -26,6 +26,11 @@ VALUES = [
 ]
 # The share of generated values replaced with one of VALUES, per parameter and per body member.
 PROBABILITY = 0.1
+# Operations that answer a notification too large for the push service with the official relay's 500
+# (`PayloadTooLarge`, docs/homeassistant.md), not with a 4xx: their members get the long strings cut to 300
+# characters, so that several of them together still fit a push.
+RELAY_SHAPED = {"homeAssistantSend"}
+SHORT_VALUES = [value[:300] if isinstance(value, str) else value for value in VALUES]
 
 
 def load(source):
@@ -55,9 +60,9 @@ def widen_integers(node):
             widen_integers(value)
 
 
-def body_paths(document):
+def body_paths(document, operation_ids=None):
     """The dotted path of every leaf member of every JSON request body (`[*]` for array elements), through `$ref`,
-    `oneOf`, `anyOf` and `allOf`."""
+    `oneOf`, `anyOf` and `allOf`; of the operations in `operation_ids` only, when given."""
     schemas = document.get("components", {}).get("schemas", {})
     paths = set()
 
@@ -86,6 +91,8 @@ def body_paths(document):
         for operation in item.values():
             if not isinstance(operation, dict):
                 continue
+            if operation_ids is not None and operation.get("operationId") not in operation_ids:
+                continue
             content = (operation.get("requestBody") or {}).get("content") or {}
             for media, entry in content.items():
                 if "json" in media:
@@ -106,15 +113,28 @@ def toml_value(value):
     return str(value)
 
 
+def binding(path, dictionary):
+    return f'{toml_string("body." + path)} = {{ dictionary = "{dictionary}", probability = {PROBABILITY} }}'
+
+
 def config(document):
-    lines = ["", "# Boundary values (scripts/lib/boundaries.py).", "[dictionaries.boundaries]"]
-    lines.append("values = [" + ", ".join(toml_value(value) for value in VALUES) + "]")
+    lines = ["", "# Boundary values (scripts/lib/boundaries.py)."]
+    for name, values in (("boundaries", VALUES), ("short-boundaries", SHORT_VALUES)):
+        lines += [f"[dictionaries.{name}]", "values = [" + ", ".join(toml_value(value) for value in values) + "]"]
     lines += ["", "[generation.dictionaries]"]
     for kind in ("integer", "number"):
         lines.append(f'{kind} = {{ dictionary = "boundaries", probability = {PROBABILITY} }}')
     lines += ["", "[parameters]"]
-    for path in body_paths(document):
-        lines.append(f'{toml_string("body." + path)} = {{ dictionary = "boundaries", probability = {PROBABILITY} }}')
+    lines += [binding(path, "boundaries") for path in body_paths(document)]
+    operations = {
+        operation.get("operationId")
+        for item in document.get("paths", {}).values()
+        for operation in item.values()
+        if isinstance(operation, dict)
+    }
+    for operation_id in sorted(RELAY_SHAPED & operations):
+        lines += ["", "[[operations]]", f'include-operation-id = "{operation_id}"', "[operations.parameters]"]
+        lines += [binding(path, "short-boundaries") for path in body_paths(document, {operation_id})]
     return "\n".join(lines) + "\n"
 
 
