@@ -38,6 +38,13 @@ struct BoundaryValue: Sendable, CustomStringConvertible {
         .string("2,000 combining marks", "a" + String(repeating: "\u{301}", count: 2_000)),
         .string("\"\"", ""),
     ]
+
+    /// ``all`` with a combining sequence that fits a push, for the Home Assistant relay, which answers a notification
+    /// too large for the push service with the official relay's 500 (`PayloadTooLarge`, docs/homeassistant.md).
+    static let relayShaped: [BoundaryValue] = all.map { value in
+        value.text.unicodeScalars.count > 1_000 && value.json.hasPrefix("\"")
+            ? .string("300 combining marks", "a" + String(repeating: "\u{301}", count: 299)) : value
+    }
 }
 
 /// Where a fuzzed request goes and what it starts from: a dialect's valid request, and the members the boundary test
@@ -68,6 +75,8 @@ struct BoundaryDialect: Sendable, CustomTestStringConvertible {
     var body: (@Sendable (Credentials) -> JSONObject)?
     /// Dotted paths into `body` (a number is an index into an array), or query parameter names.
     var members: [String]
+    /// The values each member gets.
+    var values: [BoundaryValue] = BoundaryValue.all
 
     var testDescription: String { name }
 }
@@ -84,7 +93,10 @@ extension BoundaryDialect {
         return body
     }
 
-    static let all: [BoundaryDialect] = [
+    /// Every row: the send dialects, registration and the queries, then PushWard's activities.
+    static var all: [BoundaryDialect] { sends + activities }
+
+    static let sends: [BoundaryDialect] = [
         BoundaryDialect(
             name: "camera API", path: "/api/push/notify",
             body: { credentials in
@@ -112,7 +124,7 @@ extension BoundaryDialect {
                 "data.push.sound.name", "data.push.category", "data.subtitle", "data.tag", "data.group", "data.url", "data.level",
                 "data.action_data.entity_id", "data.actions.0.title", "data.attachment.url", "data.apns_headers.apns-expiration",
                 "data.apns_headers.apns-priority", "data.apns_headers.apns-collapse-id",
-            ]),
+            ], values: BoundaryValue.relayShaped),
         BoundaryDialect(
             name: "Home Assistant Live Activity", path: "/api/push/homeassistant",
             body: { credentials in
@@ -126,7 +138,7 @@ extension BoundaryDialect {
             members: [
                 "data.when", "data.when_relative", "data.progress", "data.progress_max", "data.stale_date", "data.relevance_score",
                 "data.event", "data.chronometer", "data.content_state.progress",
-            ]),
+            ], values: BoundaryValue.relayShaped),
         BoundaryDialect(
             name: "Home Assistant relay, Android", backend: .fcm, registration: #"{"platform": "fcm", "token": "\#(Fixtures.fcmToken(7))"}"#,
             path: "/api/push/homeassistant",
@@ -138,7 +150,7 @@ extension BoundaryDialect {
                         "actions": [["action": "OPEN", "title": "Open"]], "data": ["key": "value"],
                     ])
             },
-            members: ["data.ttl", "data.priority", "data.when", "data.progress", "data.channel", "data.actions.0.title", "data.data.key"]),
+            members: ["data.ttl", "data.priority", "data.when", "data.progress", "data.channel", "data.actions.0.title", "data.data.key"], values: BoundaryValue.relayShaped),
         BoundaryDialect(
             name: "POST /notifications", path: "/notifications", headers: { $0.bearer },
             body: { _ in
@@ -173,6 +185,12 @@ extension BoundaryDialect {
             },
             members: ["subscription.endpoint", "subscription.expirationTime", "subscription.keys.p256dh", "subscription.keys.auth"]),
         BoundaryDialect(
+            name: "query parameters, owner", method: .get, path: "/api/push/notifications", headers: { $0.basic }, members: ["limit"]),
+    ]
+
+    /// PushWard's activity paths (their rules: HeraldActivities).
+    static let activities: [BoundaryDialect] = [
+        BoundaryDialect(
             name: "PushWard activity create", path: "/activities", headers: { $0.bearer },
             body: { _ in ["slug": "created", "name": "Oven", "priority": 1, "ended_ttl": 60, "stale_ttl": 60, "dismissal_ttl": 0] },
             members: ["slug", "name", "priority", "ended_ttl", "stale_ttl", "dismissal_ttl"]),
@@ -204,9 +222,7 @@ extension BoundaryDialect {
             },
             body: { _ in ["seconds": 120] }, members: ["seconds"]),
         BoundaryDialect(
-            name: "query parameters", method: .get, path: "/activities", headers: { $0.bearer }, members: ["limit", "after", "state"]),
-        BoundaryDialect(
-            name: "query parameters, owner", method: .get, path: "/api/push/notifications", headers: { $0.basic }, members: ["limit"]),
+            name: "PushWard activity list", method: .get, path: "/activities", headers: { $0.bearer }, members: ["limit", "after", "state"]),
     ]
 }
 
