@@ -215,6 +215,15 @@ extension BoundaryDialect {
             body: { _ in ["state": "ongoing", "content": ["template": "gauge", "value": 5, "min_value": 0, "max_value": 10]] },
             members: ["content.value", "content.min_value", "content.max_value"]),
         BoundaryDialect(
+            name: "PushWard activity PATCH (countdown by duration)", method: .patch, path: "/activities/duration?upsert=true",
+            headers: { $0.bearer },
+            body: { _ in ["state": "ongoing", "content": ["template": "countdown", "duration": 600]] }, members: ["content.duration"]),
+        BoundaryDialect(
+            name: "PushWard activity PATCH (gauge at a double's edges)", method: .patch, path: "/activities/edges?upsert=true",
+            headers: { $0.bearer },
+            body: { _ in ["state": "ongoing", "content": ["template": "gauge", "value": 0, "min_value": -1.7e308, "max_value": 1.7e308]] },
+            members: ["content.value"]),
+        BoundaryDialect(
             name: "PushWard activity snooze", path: "/activities/snoozed/snooze", headers: { $0.bearer },
             setUp: { credentials in
                 [(.patch, "/activities/snoozed?upsert=true",
