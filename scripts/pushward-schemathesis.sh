@@ -78,6 +78,12 @@ cat >"$work/config.toml" <<'TOML'
 [auth.openapi.bearer]
 bearer = "${HERALD_API_TOKEN}"
 TOML
+# Boundary values (scripts/lib/boundaries.py, as in scripts/schemathesis.sh): every integer without a format gets the
+# 64-bit range for the coverage phase, and a fuzz dictionary mixes boundary numbers and strings into every member.
+"$python" scripts/lib/boundaries.py document "$work/pushward-openapi.json" "$work/pushward-openapi.json" \
+  || fail "could not widen the document's integers."
+"$python" scripts/lib/boundaries.py config "$work/pushward-openapi.json" >>"$work/config.toml" \
+  || fail "could not write the boundary values."
 
 # Checks: every one but
 # - positive_data_acceptance: a schema-valid request may be refused by a rule the schema cannot say (a slug that is

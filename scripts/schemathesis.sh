@@ -65,6 +65,15 @@ bearer = "${HERALD_API_TOKEN}"
 TOML
 : >"$work/without-credentials.toml"
 
+# Boundary values (scripts/lib/boundaries.py): the document as schemathesis reads it gives every integer without a
+# format the 64-bit range, so that the coverage phase tries its edges and one past them; and a fuzz dictionary mixes
+# numbers no integer holds, "NaN", "Infinity", -0, a 4,000-digit number, a long combining sequence and "" into every
+# parameter and body member. A 5xx or a dead server fails the run.
+"$python" scripts/lib/boundaries.py document "$base/openapi.yaml" "$work/openapi.json" || fail "could not read $base/openapi.yaml."
+for config in "$work/with-credentials.toml" "$work/without-credentials.toml"; do
+  "$python" scripts/lib/boundaries.py config "$work/openapi.json" >>"$config" || fail "could not write the boundary values."
+done
+
 # Checks: every one but
 # - positive_data_acceptance: a schema-valid request may be refused by a rule the schema cannot say (a USER_ID that
 #   is well-formed but not registered is 404; an API token name already taken is 409, …); every such answer is
@@ -84,7 +93,7 @@ run() {
   echo "== schemathesis, $name"
   # From the scratch folder: schemathesis keeps a cache in its working directory.
   if ! (cd "$work" && PYTHONPATH="$root/scripts" PYTHONDONTWRITEBYTECODE=1 SCHEMATHESIS_HOOKS=$hooks \
-    "$schemathesis" --config-file "$config" run "$base/openapi.yaml" "${common[@]}" "${checks[@]}" "$@"); then
+    "$schemathesis" --config-file "$config" run "$work/openapi.json" "${common[@]}" "${checks[@]}" "$@"); then
     status=1
   fi
   kill -0 "$server_pid" 2>/dev/null || { cat "$work/server.log" >&2; fail "herald serve died during the run ($name)."; }

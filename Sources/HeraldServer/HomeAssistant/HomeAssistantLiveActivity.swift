@@ -75,7 +75,11 @@ enum HomeAssistantLiveActivity {
         if let when = request.data["when"] {
             if RelayRules.isTruthy(request.data["when_relative"]) {
                 guard let offset = when.doubleValue else { throw APIError.invalidField("data.when", "data.when must be a number of seconds.") }
-                state["countdown_end"] = .int(now + Int(offset.rounded(.down)))
+                guard let end = NumberRule.unixSeconds(now, plus: offset) else {
+                    throw APIError.invalidField(
+                        "data.when", "data.when with when_relative must be a number of seconds that ends between 1970 and the year 9999.")
+                }
+                state["countdown_end"] = .int(end)
             } else {
                 state["countdown_end"] = when
             }

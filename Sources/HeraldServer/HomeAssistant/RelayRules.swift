@@ -19,19 +19,28 @@ enum RelayRules {
     }
 
     /// `Number(value)`, `parseFloat` or `parseInt` as the relay uses them: a number, or a string holding one.
-    /// Anything else (which the relay would turn into `NaN`, and APNs refuse) is a 400 naming `path`.
+    /// Anything else (which the relay would turn into `NaN`, and APNs refuse) is a 400 naming `path`; so is a
+    /// `wholeNumber` that does not fit a 64-bit integer (`1e300`, which JavaScript would keep and APNs refuse).
     static func number(_ value: JSONValue, path: String, wholeNumber: Bool = false) throws -> JSONValue {
+        let double: Double
         switch value {
         case .int: return value
-        case .double(let double): return wholeNumber ? .int(Int(double.rounded(.towardZero))) : value
+        case .double(let number): double = number
         case .string(let text):
             let trimmed = text.trimmingCharacters(in: .whitespaces)
             if let int = Int(trimmed) { return .int(int) }
-            if let double = Double(trimmed), double.isFinite { return wholeNumber ? .int(Int(double.rounded(.towardZero))) : .double(double) }
-            fallthrough
+            guard let number = Double(trimmed), number.isFinite else {
+                throw APIError.invalidField(path, "\(path) must be a number.")
+            }
+            double = number
         default:
             throw APIError.invalidField(path, "\(path) must be a number.")
         }
+        guard wholeNumber else { return .double(double) }
+        guard let whole = NumberRule.wholeNumber(towardZero: double) else {
+            throw APIError.invalidField(path, "\(path) must be a whole number from \(Int.min) to \(Int.max).")
+        }
+        return .int(whole)
     }
 
     /// The name of a sound file without its folder and last extension (Node's `path.parse(name).name`), for
