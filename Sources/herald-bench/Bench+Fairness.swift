@@ -82,7 +82,7 @@ extension Bench {
     }
 
     /// One notification to the victim's device every 200 ms, one after another.
-    private func victimRun(
+    func victimRun(
         client: LoadClient, victim: DeviceIdentity, sends: Int, label: String
     ) async -> (latency: LatencyHistogram, delivered: Int, sent: Int) {
         var latency = LatencyHistogram.latency()
