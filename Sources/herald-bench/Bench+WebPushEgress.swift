@@ -154,9 +154,9 @@ final class SilentListener: Sendable {
         let counter = EventCounter()
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 1_024)
-            .childChannelInitializer { _ in
+            .childChannelInitializer { channel in
                 counter.value.add(1, ordering: .relaxed)
-                return MultiThreadedEventLoopGroup.singleton.any().makeSucceededVoidFuture()
+                return channel.eventLoop.makeSucceededVoidFuture()
             }
             .bind(host: "127.0.0.1", port: 0).get()
         return SilentListener(port: channel.localAddress?.port ?? 0, channel: channel, counter: counter)
