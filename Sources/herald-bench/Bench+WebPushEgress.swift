@@ -4,6 +4,7 @@ import HeraldTesting
 import HeraldWebPush
 import NIOCore
 import NIOPosix
+import Synchronization
 
 extension Bench {
     /// The Web Push options of scenarios 10 and 11: a VAPID key and the loopback network allowed (any port there).

@@ -4,6 +4,7 @@ import HeraldCore
 import HeraldServer
 import HeraldStore
 import HeraldTesting
+import HeraldWebPush
 import HummingbirdTesting
 import Logging
 import Testing
@@ -92,9 +93,8 @@ struct WebPushEgressRulesTests {
         let app = try await buildApplication(
             server.configuration, clock: server.clock, logger: Logger(label: "test") { _ in RecordingLogHandler(records: records) },
             store: store)
-        try await app.test(.live) { client in
-            #expect(try await client.execute(uri: "/healthz", method: .get).status == .ok)
-        }
+        let status = try await app.test(.live) { client in try await client.execute(uri: "/healthz", method: .get).status }
+        #expect(status == .ok)
         for device in refused {
             let stored = try #require(try await store.device(id: device.id))
             #expect(!stored.isActive)
@@ -107,7 +107,9 @@ struct WebPushEgressRulesTests {
     }
 
     @Test func aReRegistrationThatChangesTheTokenIsCountedAgainstTheRegistrationRate() async throws {
+        let store = InMemoryStore()
         var server = try TestServer()
+        server.store = store
         server.configuration.registrationsPerMinute = 3
         try await server.run { client in
             let registration = try await client.register(token: Fixtures.apnsToken(1))  // 1

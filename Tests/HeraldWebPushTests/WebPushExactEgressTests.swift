@@ -73,7 +73,8 @@ struct WebPushExactEgressTests {
         let target = try #require(WebPushExchange.lowercasingHost(endpoint))
         #expect(target.host == "updates.push.services.mozilla.com")
         #expect(target.url.absoluteString == "https://updates.push.services.mozilla.com/wpush/v2/gAAAA_Ab?Token=XyZ")
-        let withPort = try #require(WebPushExchange.lowercasingHost(try #require(URL(string: "https://PUSH.example:8443/A"))))
+        let upper = try #require(URL(string: "https://PUSH.example:8443/A"))
+        let withPort = try #require(WebPushExchange.lowercasingHost(upper))
         #expect(withPort.url.absoluteString == "https://push.example:8443/A")
     }
 }
