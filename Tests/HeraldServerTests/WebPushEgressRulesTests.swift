@@ -65,7 +65,9 @@ struct WebPushEgressRulesTests {
             let (bad, userID) = Self.webPushDevice("https://fcm.googleapis.com:99999/fcm/send/x")
             try await store.insertDevice(bad)
             let response = try await client.notify(userID.text)
-            #expect(response.status.code < 500, "\(response.status)")
+            // The provider refused it for good (the rule, before anything was sent): the send's 502 `rejected_by_provider`.
+            #expect(response.status == .badGateway, "\(response.status)")
+            #expect(try response.json()["reason"]?.stringValue?.contains("port 443") == true)
             let id = try #require(try response.json()["id"]?.stringValue)
             let notificationID = try #require(UUID(uuidString: id))
             #expect(await eventually { (try? await store.notification(id: notificationID))?.status == .failed })
