@@ -22,6 +22,9 @@ public protocol DeviceStore: Sendable {
     func deactivateDevice(id: Device.ID, token: String, reason: String, at date: Date) async throws
     /// How many devices there are (active or not); cheap, for the `HERALD_MAX_DEVICES` check on every registration.
     func deviceCount() async throws -> Int
+    /// The tokens of the active devices of `platform`, by device (at start-up: Web Push endpoints today's rules refuse
+    /// are deactivated).
+    func activeTokens(platform: Platform) async throws -> [Device.ID: String]
 }
 
 /// The daily counters of one device, as the rate-limit answers report them.

@@ -42,6 +42,7 @@ public func buildApplication(
     }
     var configuration = configuration
     configuration.webPush.vapidPrivateKey = try await VAPIDKeyStore.key(configured: configuration.webPush, store: store, logger: logger)
+    try await WebPushEndpointSweep.run(store: store, policy: try configuration.webPush.egressPolicy(), clock: clock, logger: logger)
     let metrics = HeraldMetrics(enabled: configuration.metrics)
     var providers: [any PushProvider] = []
     var closers: [any Service] = [StoreCloser(store: store)]
@@ -188,7 +189,8 @@ func buildRouters(
     let api = router.group("api/push")
     let registrar = DeviceRegistrar(
         store: store, clock: clock, limiter: RegistrationLimiter(perMinute: registration.perMinute, clock: clock),
-        maximumDevices: registration.maximumDevices, registrationTokenHash: registration.tokenHash)
+        maximumDevices: registration.maximumDevices, registrationTokenHash: registration.tokenHash,
+        endpointLimiter: EndpointChangeLimiter(clock: clock))
     RegistrationController(
         registrar: registrar, directory: directory, credentials: credentials, bodyLimit: bodyLimit,
         webPushPolicy: registration.webPushPolicy,

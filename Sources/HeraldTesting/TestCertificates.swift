@@ -29,8 +29,8 @@ public struct TestCertificates: Sendable {
         do { return try make() } catch { fatalError("cannot make the shared test certificates: \(error)") }
     }()
 
-    /// Creates a CA and a leaf for `localhost`/`127.0.0.1`, valid from an hour ago for `validity`.
-    public static func make(validity: TimeInterval = 7 * 86_400) throws -> TestCertificates {
+    /// Creates a CA and a leaf for `localhost`/`127.0.0.1` (and `extraNames`), valid from an hour ago for `validity`.
+    public static func make(validity: TimeInterval = 7 * 86_400, extraNames: [String] = []) throws -> TestCertificates {
         let now = Date()
         let notBefore = now.addingTimeInterval(-3_600)
         let notAfter = now.addingTimeInterval(validity)
@@ -63,9 +63,8 @@ public struct TestCertificates: Sendable {
                 Critical(BasicConstraints.notCertificateAuthority)
                 Critical(KeyUsage(digitalSignature: true))
                 try ExtendedKeyUsage([.serverAuth])
-                SubjectAlternativeNames([
-                    .dnsName("localhost"), .ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1])),
-                ])
+                SubjectAlternativeNames(
+                    [.dnsName("localhost"), .ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1]))] + extraNames.map { .dnsName($0) })
             },
             issuerPrivateKey: Certificate.PrivateKey(caKey))
 

@@ -25,6 +25,8 @@ enum WebPushAttemptOutcome: Sendable, Equatable {
     case unresolved(String)
     case timedOut
     case failed(String)
+    /// Not sent: the host's cap (or every client) is taken; the delivery slot is given back and it is tried later.
+    case busy(String)
 }
 
 /// Every decision Herald makes about what a push service said, in one place (RFC 8030 §5, RFC 8292 §4, and what
@@ -39,6 +41,7 @@ enum WebPushAttemptOutcome: Sendable, Equatable {
 /// | `400`, `401`, `403`, every other status (redirects included: they are never followed) | failed for good, with the service's reason |
 /// | the endpoint resolves to a private or special-purpose address not allowed | failed for good |
 /// | the host does not resolve, a timeout, any other transport error | retry with back-off |
+/// | not sent: the host already has its cap of requests in flight (or every client is busy) | retry with back-off, at least 1 s |
 ///
 /// VAPID tokens are signed locally and never refused as expired before their time, so a `401` or `403` is a key the
 /// subscription was not made with: nothing to renew.
@@ -53,6 +56,7 @@ enum WebPushClassification {
         case .unresolved(let reason): .finish(.retry(reason: "Web Push endpoint does not resolve: \(reason)", after: nil))
         case .timedOut: .finish(.retry(reason: "no answer from the push service within \(timeout)", after: nil))
         case .failed(let description): .finish(.retry(reason: description, after: nil))
+        case .busy(let reason): .finish(.retry(reason: "not sent yet: \(reason)", after: .seconds(1)))
         }
     }
 
@@ -100,6 +104,7 @@ extension WebPushAttemptOutcome: AttemptOutcome {
         case .refusedByPolicy: "egress_refused"
         case .timedOut: "timeout"
         case .unresolved, .failed: "error"
+        case .busy: "host_busy"
         }
     }
 }

@@ -30,7 +30,8 @@ public struct WebPushConfiguration: Sendable, Equatable {
     public var requestTimeout: Duration
     /// The deadline of opening a connection (TCP and TLS).
     public var connectTimeout: Duration
-    /// The most requests in flight to one push service host; more wait, so that one slow service cannot hold up another.
+    /// The most requests in flight to one push service host; a send beyond them is answered "retry later" at once (it
+    /// gives its delivery slot back), so that one slow service cannot hold up another.
     public var maximumPerHost: Int
 
     public init(

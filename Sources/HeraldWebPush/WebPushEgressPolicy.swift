@@ -11,9 +11,10 @@ import Darwin
 /// Where Herald may send Web Push requests. A subscription's endpoint comes from a browser, that is, from anyone, so
 /// Herald must not be made to POST into the operator's own network (server-side request forgery):
 ///
-/// - **At registration** (``endpointProblem(_:)``): only `https` endpoints whose host is a known push service
-///   (``knownPushServices``: Google's, Mozilla's, Apple's, Microsoft's) or a host the operator lists in
-///   `HERALD_WEBPUSH_ALLOWED_HOSTS`.
+/// - **At registration, at start-up and before every send** (``endpointProblem(_:)``): only `https` endpoints whose
+///   host is a known push service (``knownPushServices``: Google's, Mozilla's, Apple's, Microsoft's) on port 443, or a
+///   host the operator lists in `HERALD_WEBPUSH_ALLOWED_HOSTS` on a port from 1 to 65,535. Host names are compared
+///   without regard to case.
 /// - **At send time** (``refusal(host:addresses:)``): Herald resolves the host itself and refuses when any address is
 ///   private, loopback, link-local, unique-local, CGNAT, multicast, reserved or unspecified, unless a network the
 ///   operator lists (`127.0.0.0/8`, `10.1.2.3`) contains it. The request then goes to the vetted address, so a second
@@ -76,10 +77,19 @@ public struct WebPushEgressPolicy: Sendable, Equatable {
         guard let url = URL(string: endpoint), url.scheme?.lowercased() == "https" else { return "must be an https:// URL" }
         guard let host = url.host?.lowercased(), !host.isEmpty else { return "must name a host" }
         guard url.user == nil, url.password == nil else { return "must not carry credentials" }
-        if isKnownPushService(host) || hosts.contains(host) { return nil }
-        if let address = IPAddressBytes(host), networks.contains(where: { $0.contains(address) }) { return nil }
-        return "must be a known push service's (Google, Mozilla, Apple, Microsoft) or a host listed in HERALD_WEBPUSH_ALLOWED_HOSTS; got \(host)"
+        let port = url.port ?? 443
+        if isKnownPushService(host) {
+            return port == 443 ? nil : "must use port 443 for a known push service; got \(port)"
+        }
+        guard hosts.contains(host) || IPAddressBytes(host).map({ address in networks.contains { $0.contains(address) } }) == true
+        else {
+            return "must be a known push service's (Google, Mozilla, Apple, Microsoft) or a host listed in HERALD_WEBPUSH_ALLOWED_HOSTS; got \(host)"
+        }
+        return Self.portRange.contains(port) ? nil : "must name a port from 1 to 65535; got \(port)"
     }
+
+    /// The ports an operator-listed host or network may be reached on (a known push service: 443 only).
+    public static let portRange = 1...65_535
 
     /// Whether `host` is one of ``knownPushServices``.
     public func isKnownPushService(_ host: String) -> Bool {

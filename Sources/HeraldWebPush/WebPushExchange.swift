@@ -37,20 +37,29 @@ struct WebPushExchange: ProviderExchange {
         rejected
     }
 
-    /// Resolves and vets the host, waits for a place under the host's cap, and POSTs the message once.
+    /// Resolves and vets the host (lower-cased), takes a place under the host's cap (or answers "busy" at once), and
+    /// POSTs the message once to the vetted address. The request's URL carries the host lower-cased, the name the
+    /// client's `dnsOverride` holds the vetted address under, so however the endpoint spells it nothing looks it up
+    /// again.
     func send(authorizedBy authorization: String) async -> (outcome: WebPushAttemptOutcome, carrier: Never?)? {
-        guard let host = endpoint.host?.lowercased() else { return (.refusedByPolicy("the endpoint has no host"), nil) }
+        guard let target = Self.lowercasingHost(endpoint) else {
+            return (.refusedByPolicy("the endpoint's host cannot be read"), nil)
+        }
         let addresses: [IPAddressBytes]
-        switch await vettedAddresses(of: host) {
+        switch await vettedAddresses(of: target.host) {
         case .success(let vetted): addresses = vetted
         case .failure(let outcome): return (outcome, nil)
         }
-        let hostAndPort = "\(host):\(endpoint.port ?? 443)"
-        let gate = hosts.gate(for: hostAndPort)
-        await gate.enter()
-        defer { gate.leave() }
-        guard let client = hosts.client(host: hostAndPort, name: host, addresses: addresses) else { return nil }
-        var request = HTTPClientRequest(url: endpoint.absoluteString)
+        let hostAndPort = "\(target.host):\(target.url.port ?? 443)"
+        let client: HTTPClient
+        switch hosts.begin(host: hostAndPort, name: target.host, addresses: addresses) {
+        case .admitted(let admitted): client = admitted
+        case .hostBusy(let limit): return (.busy("\(target.host) already has \(limit) requests in flight"), nil)
+        case .clientsBusy(let limit): return (.busy("all \(limit) push service connections are busy"), nil)
+        case .shutDown: return nil
+        }
+        defer { hosts.end(host: hostAndPort, client: client) }
+        var request = HTTPClientRequest(url: target.url.absoluteString)
         request.method = .POST
         request.headers = headers
         request.headers.add(name: "authorization", value: authorization)
@@ -69,6 +78,23 @@ struct WebPushExchange: ProviderExchange {
         } catch {
             return (WebPushClassification.outcome(of: error), nil)
         }
+    }
+
+    /// `endpoint` with its host's ASCII letters lower-cased, and that host as the URL now gives it (what AsyncHTTPClient
+    /// connects to); `nil` when the URL cannot be rewritten so that its host reads back exactly so.
+    static func lowercasingHost(_ endpoint: URL) -> (url: URL, host: String)? {
+        func lower(_ text: String) -> String {
+            String(decoding: text.utf8.map { (65...90).contains($0) ? $0 + 32 : $0 }, as: UTF8.self)
+        }
+        guard let written = endpoint.host, !written.isEmpty else { return nil }
+        // Already lower-case, or an address (connected to as it is, no lookup): nothing to rewrite.
+        if written == lower(written) || IPAddressBytes(written) != nil { return (endpoint, lower(written)) }
+        guard var components = URLComponents(url: endpoint, resolvingAgainstBaseURL: false),
+            let encodedHost = components.percentEncodedHost
+        else { return nil }
+        components.percentEncodedHost = lower(encodedHost)
+        guard let url = components.url, let host = url.host, host == lower(written) else { return nil }
+        return (url, host)
     }
 
     private enum Vetting {

@@ -16,7 +16,10 @@ import NIOHTTP1
 ///
 /// Egress: the host is resolved by the provider and every address vetted (``WebPushEgressPolicy``) before it connects
 /// to one of them, with TLS verified for the host name; at most ``WebPushConfiguration/maximumPerHost`` requests are
-/// in flight per host. ``WebPushClassification`` decides what each answer means.
+/// in flight per host, and a send that finds its host's cap taken answers "retry later" at once rather than waiting
+/// (holding its delivery slot); at most 32 HTTP clients are kept (``WebPushHosts``). An endpoint today's rules refuse
+/// (``WebPushEgressPolicy/endpointProblem(_:)``) fails the notification before anything is sent.
+/// ``WebPushClassification`` decides what each answer means.
 ///
 /// ```swift
 /// let provider = try WebPushProvider(configuration: WebPushConfiguration(subject: "mailto:ops@example.com", vapidPrivateKey: key))
@@ -29,7 +32,7 @@ public final class WebPushProvider: ClosablePushProvider {
     /// The VAPID signer (its public key is what browsers subscribe with).
     public let signer: VAPIDSigner
 
-    private let hosts: WebPushHosts
+    let hosts: WebPushHosts
     private let policy: WebPushEgressPolicy
     private let resolver: any WebPushResolver
     private let clock: any WallClock
@@ -59,7 +62,7 @@ public final class WebPushProvider: ClosablePushProvider {
             decompression: .disabled)
         self.hosts = WebPushHosts(
             configuration: clientConfiguration, eventLoopGroup: eventLoopGroup, maximumPerHost: configuration.maximumPerHost,
-            retirement: configuration.requestTimeout + configuration.connectTimeout)
+            retirement: configuration.requestTimeout + configuration.connectTimeout, clock: clock)
         self.policy = try configuration.egressPolicy()
         self.signer = VAPIDSigner(key: key, subject: subject, clock: clock)
         self.resolver = resolver
@@ -75,6 +78,10 @@ public final class WebPushProvider: ClosablePushProvider {
         let metadata: Logger.Metadata = ["notification": "\(notification.id)", "device": "\(device.id)"]
         guard let endpointText = device.token, let endpoint = URL(string: endpointText), endpoint.host != nil else {
             return refused("the device has no Web Push endpoint", metadata)
+        }
+        // Today's rules, whatever the stored row holds (a port out of range would trap the HTTP client).
+        if let problem = policy.endpointProblem(endpointText) {
+            return refused("Web Push endpoint refused: the endpoint \(problem)", metadata)
         }
         guard let keys = device.webPushKeys,
             let subscription = try? WebPushEncryption.SubscriptionKeys(p256dh: keys.p256dh, auth: keys.auth)

@@ -17,12 +17,15 @@ struct Binaries: Sendable {
             Progress.shared.line(
                 "warning: herald-bench was built in \(configuration) mode; measure with `swift run -c release herald-bench`")
         }
-        let herald = folder.appendingPathComponent("herald")
+        // HERALD_BENCH_HERALD: another build's herald (e.g. main's, to measure before and after a change in one run).
+        let herald = ProcessInfo.processInfo.environment["HERALD_BENCH_HERALD"].map { URL(fileURLWithPath: $0) }
+            ?? folder.appendingPathComponent("herald")
         // <scratch>/<triple>/<configuration>/herald-bench; the package is three levels above this file.
         let scratch = folder.deletingLastPathComponent().deletingLastPathComponent()
         let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
-        if build, needsHerald, FileManager.default.fileExists(atPath: package.appendingPathComponent("Package.swift").path) {
+        if build, needsHerald, ProcessInfo.processInfo.environment["HERALD_BENCH_HERALD"] == nil,
+            FileManager.default.fileExists(atPath: package.appendingPathComponent("Package.swift").path) {
             Progress.shared.line("Building herald (\(configuration)) in \(scratch.path) …")
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")

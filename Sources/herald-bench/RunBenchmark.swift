@@ -26,7 +26,10 @@ struct RunBenchmark: AsyncParsableCommand {
             the APNs double as baseline b does; --scenarios b2 runs it alone. 8 (only when named): fairness, another \
             user's latency without and under one device's attack. 9 (only when named): activity updates, PATCH \
             /activities/{slug} over 1,000 ongoing activities to the APNs double (200 with --quick), CPU per update \
-            beside scenario 1's when 1 runs too. 10 (only when named): activity fairness, another user's latency without             and under one device PATCHing its 50 full log activities flat out.
+            beside scenario 1's when 1 runs too. 10 (only when named): activity fairness, another user's latency without \
+            and under one device PATCHing its 50 full log activities flat out. 11 (only when named): Herald's RSS across \
+            1,000 distinct Web Push endpoints. 12 (only when named): another user's APNs sends while seven Web Push \
+            devices send their daily quota to a push service that never answers.
             """)
     var scenarios: String?
 
@@ -97,10 +100,10 @@ struct RunBenchmark: AsyncParsableCommand {
             let name = text.trimmingCharacters(in: .whitespaces).lowercased()
             if name == "b2" {
                 clientComparison = true
-            } else if let number = Int(name), (1...10).contains(number) {
+            } else if let number = Int(name), (1...12).contains(number) {
                 selected.insert(number)
             } else {
-                throw ValidationError("--scenarios takes numbers from 1 to 10 and b2, e.g. 1,2,5 (8, 9 and 10 only when named)")
+                throw ValidationError("--scenarios takes numbers from 1 to 12 and b2, e.g. 1,2,5 (8 to 12 only when named)")
             }
         }
         if plan.subscribers + 1_000 > Int(limits.soft), selected.contains(4) {
@@ -147,6 +150,8 @@ struct RunBenchmark: AsyncParsableCommand {
             if selected.contains(8) { try await bench.fairness(attackSize: quick ? 1_000 : 6_000, victimSends: quick ? 50 : 225) }
             if selected.contains(9) { try await bench.activityUpdates(count: quick ? 200 : 1_000, context: context) }
             if selected.contains(10) { try await bench.activityFairness(victimSends: quick ? 50 : 225, rounds: quick ? 3 : 10) }
+            if selected.contains(11) { try await bench.webPushMemory(endpoints: quick ? 250 : 1_000) }
+            if selected.contains(12) { try await bench.silentPushHost(attackers: 7, victimSends: quick ? 50 : 150) }
         }
         try? await apns.double.shutdown()
         try? await fcm?.double.shutdown()

@@ -63,3 +63,30 @@ struct WebPushEgressPolicyTests {
         #expect(IPAddressBytes("localhost") == nil)
     }
 }
+
+/// Ports: 443 only for the known push services, 1–65,535 for the operator's hosts and networks.
+@Suite("Web Push egress policy: ports")
+struct WebPushEgressPortTests {
+    @Test(arguments: [
+        "https://fcm.googleapis.com:65536/x", "https://fcm.googleapis.com:99999/x", "https://fcm.googleapis.com:8443/x",
+        "https://web.push.apple.com:1/x", "https://updates.push.services.mozilla.com:444/x",
+    ])
+    func aKnownPushServiceOnAnyPortBut443IsRefused(endpoint: String) {
+        let problem = WebPushEgressPolicy.knownServicesOnly.endpointProblem(endpoint)
+        #expect(problem?.contains("port 443") == true, "\(problem ?? "accepted")")
+    }
+
+    @Test func aKnownPushServiceOn443IsAccepted() {
+        #expect(WebPushEgressPolicy.knownServicesOnly.endpointProblem("https://fcm.googleapis.com:443/x") == nil)
+        #expect(WebPushEgressPolicy.knownServicesOnly.endpointProblem("https://FCM.googleapis.com/x") == nil)
+    }
+
+    @Test func listedHostsAndNetworksTakeAnyPortFrom1To65535() throws {
+        let policy = try WebPushEgressPolicy(allowed: ["push.example.internal", "10.0.0.0/8"])
+        #expect(policy.endpointProblem("https://push.example.internal:65535/x") == nil)
+        #expect(policy.endpointProblem("https://10.1.2.3:1/x") == nil)
+        for endpoint in ["https://push.example.internal:65536/x", "https://10.1.2.3:0/x", "https://10.1.2.3:4294967296/x"] {
+            #expect(policy.endpointProblem(endpoint) != nil, "\(endpoint)")
+        }
+    }
+}

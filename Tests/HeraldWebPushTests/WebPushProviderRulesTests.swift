@@ -80,19 +80,4 @@ struct WebPushProviderRulesTests {
         #expect(lines.contains { $0.contains(try! VAPIDKey.publicKey(of: raw)) })
         #expect(!lines.joined().contains(raw))
     }
-
-    @Test func theHostGateLetsAtMostItsLimitThrough() async {
-        let gate = HostGate(limit: 2)
-        await gate.enter()
-        await gate.enter()
-        let third = Task { await gate.enter() }
-        try? await Task.sleep(for: .milliseconds(50))
-        #expect(gate.inFlight == 2)
-        gate.leave()  // the place passes to the waiting one
-        await third.value
-        #expect(gate.inFlight == 2)
-        gate.leave()
-        gate.leave()
-        #expect(gate.inFlight == 0)
-    }
 }

@@ -9,6 +9,8 @@ public enum RegistrationError: Error, Sendable, Equatable {
     case rateLimited(retryAfterSeconds: Int)
     /// The server has `maximum` devices (`HERALD_MAX_DEVICES`); no new one may register.
     case deviceLimitReached(maximum: Int)
+    /// The device already named `maximum` distinct Web Push endpoints in the last 24 hours (``EndpointChangeLimiter``).
+    case endpointLimitReached(maximum: Int, retryAfterSeconds: Int)
     case storeUnavailable(StoreUnavailable)
 }
 

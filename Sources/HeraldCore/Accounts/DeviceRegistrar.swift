@@ -53,15 +53,19 @@ public struct DeviceRegistrar: Sendable {
     private let maximumDevices: Int?
     /// The SHA-256 of `HERALD_REGISTRATION_TOKEN`, when set (the token itself is not kept).
     private let registrationTokenHash: String?
+    /// Distinct Web Push endpoints per device; `nil`: not capped.
+    private let endpointLimiter: EndpointChangeLimiter?
 
     public init(
-        store: any HeraldStore, clock: any WallClock, limiter: RegistrationLimiter, maximumDevices: Int?, registrationTokenHash: String?
+        store: any HeraldStore, clock: any WallClock, limiter: RegistrationLimiter, maximumDevices: Int?, registrationTokenHash: String?,
+        endpointLimiter: EndpointChangeLimiter? = nil
     ) {
         self.store = store
         self.clock = clock
         self.limiter = limiter
         self.maximumDevices = maximumDevices
         self.registrationTokenHash = registrationTokenHash
+        self.endpointLimiter = endpointLimiter
     }
 
     /// Whether a new registration must carry the operator's registration token.
@@ -99,7 +103,17 @@ public struct DeviceRegistrar: Sendable {
 
     /// Gives `device` (whose owner authenticated) its new `target` and makes it active again. A push-to-start token is
     /// replaced when the registration carries one and kept when it does not (the app sends it when ActivityKit gives it).
-    public func reregister(_ device: Device, to target: Target, logger: Logger) async throws(RegistrationError) -> Device {
+    ///
+    /// A re-registration that changes the token or the platform is counted against `client`'s registration rate, as a
+    /// new device is (one that repeats the stored token is not: apps re-register at every launch); a Web Push endpoint
+    /// is counted against the device's distinct endpoints (``EndpointChangeLimiter``).
+    public func reregister(
+        _ device: Device, to target: Target, client: String? = nil, logger: Logger
+    ) async throws(RegistrationError) -> Device {
+        if target.token != device.token || target.platform != device.platform, let client { try limiter.take(client) }
+        if target.platform == .webpush, let endpoint = target.token, let endpointLimiter {
+            try endpointLimiter.take(device.id, endpoint: endpoint)
+        }
         var device = device
         device.token = target.token
         device.pushToStartToken = target.pushToStartToken ?? device.pushToStartToken

@@ -2,8 +2,9 @@ import Foundation
 import Synchronization
 
 /// Limits how many new devices (new USER_IDs) one client address may register: a token bucket per address that
-/// holds `perMinute` registrations and refills at `perMinute` a minute. Re-registrations with a USER_ID's own
-/// credentials are not counted.
+/// holds `perMinute` registrations and refills at `perMinute` a minute. A re-registration with a USER_ID's own
+/// credentials is counted when it changes the device's token (``DeviceRegistrar/reregister(_:to:client:logger:)``),
+/// not when it repeats it.
 ///
 /// At most ``maximumTrackedAddresses`` buckets are kept; when that many are there, full buckets (which mean the same
 /// as no bucket) are dropped first, then the fullest. In memory only, per process.

@@ -38,7 +38,8 @@ struct RegistrationController<Context: RemoteAddressRequestContext>: Sendable {
                 try await directory.owner(userID: owner.userID, secret: owner.secret)
             }
             do throws(RegistrationError) {
-                let changed = try await registrar.reregister(device, to: target, logger: context.logger)
+                let changed = try await registrar.reregister(
+                    device, to: target, client: credentials.addresses.clientKey(of: request, context: context), logger: context.logger)
                 await onDeviceChanged(changed.id)
             } catch {
                 throw APIError(registration: error)

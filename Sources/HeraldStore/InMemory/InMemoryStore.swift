@@ -37,6 +37,12 @@ public actor InMemoryStore: HeraldStore {
 
     public func deviceCount() async throws -> Int { devices.count }
 
+    public func activeTokens(platform: Platform) async throws -> [Device.ID: String] {
+        devices.values.reduce(into: [:]) { tokens, device in
+            if device.platform == platform, device.isActive, let token = device.token { tokens[device.id] = token }
+        }
+    }
+
     public func device(userIDHash: String) async throws -> Device? {
         devices.values.first { $0.userIDHash == userIDHash }
     }

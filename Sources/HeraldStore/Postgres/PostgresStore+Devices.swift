@@ -35,6 +35,15 @@ extension PostgresStore {
         try await read("SELECT count FROM device_count WHERE id = 1").first?.decode(Int.self) ?? 0
     }
 
+    public func activeTokens(platform: Platform) async throws -> [Device.ID: String] {
+        let rows = try await read(
+            "SELECT id, token FROM device WHERE platform = \(platform.rawValue) AND is_active AND token IS NOT NULL")
+        return try rows.reduce(into: [:]) { tokens, row in
+            let (id, token) = try row.decode((UUID, String).self)
+            tokens[id] = token
+        }
+    }
+
     public func device(userIDHash: String) async throws -> Device? {
         if let cached = devices.device(userIDHash: userIDHash) { return cached }
         return try await readDevice("SELECT \(unescaped: Self.deviceColumns) FROM device WHERE user_id_hash = \(userIDHash)")

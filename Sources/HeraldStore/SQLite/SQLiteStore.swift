@@ -146,6 +146,15 @@ public final class SQLiteStore: HeraldStore {
         try await database.read { db in try Int.fetchOne(db, sql: "SELECT count FROM device_count WHERE id = 1") ?? 0 }
     }
 
+    public func activeTokens(platform: Platform) async throws -> [Device.ID: String] {
+        let rows = try await database.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT id, token FROM device WHERE platform = ? AND is_active = 1 AND token IS NOT NULL",
+                arguments: [platform.rawValue])
+        }
+        return try rows.reduce(into: [:]) { tokens, row in tokens[try Self.uuid(row["id"])] = row["token"] }
+    }
+
     public func device(userIDHash: String) async throws -> Device? {
         if let cached = devices.device(userIDHash: userIDHash) { return cached }
         let generation = devices.generation

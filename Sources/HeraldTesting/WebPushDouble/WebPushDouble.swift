@@ -161,6 +161,8 @@ public final class WebPushDouble: Sendable {
     public var refused: [RefusedRequest] { core.refused }
     /// The most requests the double had in flight at once (answered after a delay).
     public var maximumInFlight: Int { core.maximumInFlight }
+    /// Requests taken and not answered yet (those a fault's delay holds).
+    public var inFlight: Int { core.inFlight }
 
     /// Stops listening and closes every connection.
     public func shutdown() async throws {

@@ -39,6 +39,7 @@ final class WebPushDoubleCore: DoubleRequestHandling {
     var requests: [WebPushDouble.RecordedRequest] { state.withLock { $0.requests } }
     func dropNext(_ count: Int) { state.withLock { $0.drops += count } }
     var maximumInFlight: Int { state.withLock { $0.maximumInFlight } }
+    var inFlight: Int { state.withLock { $0.inFlight } }
     var deliveredCount: Int { state.withLock { $0.deliveredCount } }
 
     func connectionOpened(_ channel: any Channel) -> Int? {
