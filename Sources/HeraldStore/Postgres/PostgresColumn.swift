@@ -30,7 +30,10 @@ struct PostgresColumn<Element: PostgresArrayEncodable>: PostgresThrowingDynamicT
         buffer.writeInteger(1, as: Int32.self)
         for value in values {
             if let value {
-                try value.encodeRaw(into: &buffer, context: context)
+                let lengthIndex = buffer.writerIndex
+                buffer.writeInteger(0, as: Int32.self)
+                try value.encode(into: &buffer, context: context)
+                buffer.setInteger(Int32(buffer.writerIndex - lengthIndex - 4), at: lengthIndex)
             } else {
                 buffer.writeInteger(-1, as: Int32.self)
             }
