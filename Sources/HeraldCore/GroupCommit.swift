@@ -91,7 +91,8 @@ public final class GroupCommit: Sendable {
 
     /// Accepts one notification; returns once it is durable (or refused for the quota).
     public func accept(_ request: AcceptRequest) async throws -> AcceptDecision {
-        guard let decision = try await lane(of: request.notification.deviceID).submit(queued(.accept(request)), deadline: batchDeadline()) else { preconditionFailure("an accept has a decision") }
+        let target = lane(of: request.notification.deviceID)
+        guard let decision = try await target.submit(queued(.accept(request)), deadline: batchDeadline()) else { preconditionFailure("an accept has a decision") }
         return decision
     }
 

@@ -32,7 +32,8 @@ struct BatchQuotaLedgerTests {
 
     @Test func aQuotaAnnouncedBeforeIsNotAnnouncedAgain() {
         var ledger = BatchQuotaLedger(counters: [key: .init(successful: 2, total: 2, limitAnnounced: true)], pending: [:])
-        #expect(ledger.decide(request(QuotaRequest(day: day, maximum: 3))) == .accepted(QuotaCounters(attempts: 1, successful: 3, total: 3), usedUpQuota: false))
+        let decision = ledger.decide(request(QuotaRequest(day: day, maximum: 3)))
+        #expect(decision == .accepted(QuotaCounters(attempts: 1, successful: 3, total: 3), usedUpQuota: false))
     }
 
     @Test func theBacklogCountsTheNotificationsAcceptedEarlierInTheBatch() {
