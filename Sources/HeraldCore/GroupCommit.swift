@@ -15,7 +15,12 @@ import Synchronization
 /// queued when it passes is withdrawn (never written); a batch whose commit has not answered by its earliest
 /// deadline is given up, and its callers are told ``StoreDeadlineExceeded``. A batch given up before its store passed
 /// the batch's ``CommitGate`` is rolled back, never committed; one given up after (its COMMIT on its way, at most one
-/// batch per instance at a time) may still be committed: the only accepts refused that can still be delivered.
+/// batch per lane at a time) may still be committed: the only accepts refused that can still be delivered.
+///
+/// A store that takes several batches at once (``NotificationStore/concurrentBatches``: PostgreSQL, each on a
+/// connection of its own) gets that many lanes, each a ``Batcher`` of its own. Every entry of one device goes through
+/// the same lane (by the device's id), so a device's accepts and outcomes are still written in the order they were
+/// queued; a read waits for every lane.
 ///
 /// ```swift
 /// let commit = GroupCommit(store: store, owner: "instance-1")
@@ -42,7 +47,8 @@ public final class GroupCommit: Sendable {
         var deadline: ContinuousClock.Instant?
     }
 
-    private let batcher: Batcher<Queued, AcceptDecision?>
+    /// One per batch the store takes at once; a device's entries all go through one of them.
+    private let lanes: [Batcher<Queued, AcceptDecision?>]
     private let store: any NotificationStore
     /// How long an accept or a read waits for the store, at most; `nil`: as long as it takes.
     public let timeout: Duration?
@@ -62,7 +68,7 @@ public final class GroupCommit: Sendable {
         deadlines = alarm
         let deadlines = deadlines
         let givenUp = givenUp
-        batcher = Batcher(maximumBatch: Self.maximumBatch, patience: patience) { queued in
+        let process: Batcher<Queued, AcceptDecision?>.Process = { queued in
             let started = ContinuousClock.now
             let entries = queued.map(\.entry)
             let results: [Result<AcceptDecision?, any Error>]
@@ -75,11 +81,20 @@ public final class GroupCommit: Sendable {
             if writes > 0 { metrics.recordCommit(entries: writes, duration: ContinuousClock.now - started) }
             return results
         }
+        lanes = (0..<max(1, store.concurrentBatches)).map { _ in
+            Batcher(maximumBatch: Self.maximumBatch, patience: patience, process: process)
+        }
+    }
+
+    /// The lane of a device's entries.
+    private func lane(of deviceID: Device.ID) -> Batcher<Queued, AcceptDecision?> {
+        lanes.count == 1 ? lanes[0] : lanes[(deviceID.hashValue & Int.max) % lanes.count]
     }
 
     /// Accepts one notification; returns once it is durable (or refused for the quota).
     public func accept(_ request: AcceptRequest) async throws -> AcceptDecision {
-        guard let decision = try await batcher.submit(queued(.accept(request)), deadline: batchDeadline()) else { preconditionFailure("an accept has a decision") }
+        let target = lane(of: request.notification.deviceID)
+        guard let decision = try await target.submit(queued(.accept(request)), deadline: batchDeadline()) else { preconditionFailure("an accept has a decision") }
         return decision
     }
 
@@ -92,7 +107,7 @@ public final class GroupCommit: Sendable {
         var whenQueued = whenQueued
         while true {
             do {
-                _ = try await batcher.submit(Queued(entry: .outcome(outcome)), mayWait: mayWait, whenQueued: whenQueued)
+                _ = try await lane(of: outcome.notification.deviceID).submit(Queued(entry: .outcome(outcome)), mayWait: mayWait, whenQueued: whenQueued)
                 return
             } catch is OutcomeGivenUpWithItsBatch {
                 // Its batch was given up for an accept's deadline: nobody refused anything for the outcome, and a
@@ -110,13 +125,24 @@ public final class GroupCommit: Sendable {
 
     /// Commits held-back outcomes now, and holds none back from now on (at shutdown).
     public func stopHoldingBackOutcomes() {
-        batcher.stopHoldingBack()
+        for lane in lanes { lane.stopHoldingBack() }
     }
 
     /// One notification as it stands once every write queued before this call is durable: a sender who was answered
     /// before its notification's outcome was written reads that outcome.
     public func notification(id: PushNotification.ID) async throws -> PushNotification? {
-        _ = try await batcher.submit(queued(.barrier), deadline: batchDeadline())
+        if lanes.count == 1 {
+            _ = try await lanes[0].submit(queued(.barrier), deadline: batchDeadline())
+        } else {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for lane in lanes {
+                    let barrier = queued(.barrier)
+                    let deadline = batchDeadline()
+                    group.addTask { _ = try await lane.submit(barrier, deadline: deadline) }
+                }
+                try await group.waitForAll()
+            }
+        }
         return try await store.notification(id: id)
     }
 

@@ -179,6 +179,10 @@ public protocol NotificationStore: Sendable {
     /// Passes `batch.gate` after every statement and before the commit; when passing throws, throws that error and
     /// writes nothing.
     func commit(_ batch: WriteBatch) async throws -> [AcceptDecision]
+    /// How many ``commit(_:)`` calls the store takes at once to its advantage (PostgreSQL: each on a connection of its
+    /// own, the batches' counters locked where they meet); the group commit keeps that many batches in flight. 1 (the
+    /// default): one at a time (SQLite has one writer).
+    var concurrentBatches: Int { get }
     /// Claims the given notifications that are pending, due at `now` and held by nobody (or by an expired lease);
     /// returns those it claimed.
     func claim(_ ids: [PushNotification.ID], lease: Lease, at now: Date) async throws -> [PushNotification]
@@ -229,6 +233,10 @@ extension NotificationStore {
             WriteBatch(accepts: [AcceptRequest(notification: notification, quota: quota, lease: lease)], owner: lease?.owner ?? ""))
         return decisions[0]
     }
+}
+
+extension NotificationStore {
+    public var concurrentBatches: Int { 1 }
 }
 
 /// Everything Herald keeps. One implementation per backend (in-memory, SQLite, PostgreSQL),

@@ -34,6 +34,8 @@ public final class PostgresStore: HeraldStore {
     let callTimeout: Duration?
     private let deadlines = DeadlineAlarm()
     private let missedDeadlines: MissedDeadlines
+    /// The statements this store sent (each one round trip), `BEGIN` and `COMMIT` included.
+    let statements = StatementCount()
 
     /// Connects to the database a `postgres://` URL names (``PostgresURL``) and brings its schema up to date.
     public convenience init(url: String, callTimeout: Duration? = nil, logger: Logger = Logger(label: "herald.store")) async throws {
@@ -96,13 +98,15 @@ public final class PostgresStore: HeraldStore {
 
     /// Runs one statement that reads, and returns its rows.
     func read(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        try await call { try await self.client.query(query).collect() }
+        statements.count()
+        return try await call { try await self.client.query(query).collect() }
     }
 
     /// Runs one statement that writes (in a transaction of its own), and returns its rows (those of `RETURNING`).
     @discardableResult
     func write(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        try await call { try await self.watchingWrites { try await self.client.query(query).collect() } }
+        statements.count()
+        return try await call { try await self.watchingWrites { try await self.client.query(query).collect() } }
     }
 
     /// Runs `body` in one transaction. A transaction that PostgreSQL aborted for a deadlock or a serialization
@@ -112,6 +116,7 @@ public final class PostgresStore: HeraldStore {
             try await self.watchingWrites {
                 var attempt = 1
                 while true {
+                    self.statements.count(2)  // BEGIN and COMMIT (or ROLLBACK)
                     do {
                         return try await self.client.withTransaction(logger: self.logger) { connection in try await body(connection) }
                     } catch let error as PostgresTransactionError {
@@ -128,7 +133,8 @@ public final class PostgresStore: HeraldStore {
     /// Runs one statement of a transaction and returns its rows.
     @discardableResult
     func execute(_ query: PostgresQuery, on connection: PostgresConnection) async throws -> [PostgresRow] {
-        try await connection.query(query, logger: logger).collect()
+        statements.count()
+        return try await connection.query(query, logger: logger).collect()
     }
 
     /// One call into the database. It runs apart from the calling task's cancellation, as every call into the SQLite
@@ -236,6 +242,17 @@ public final class PostgresStore: HeraldStore {
         running.cancel()
         await running.value
     }
+}
+
+/// A count of the statements a store sent, for tests that hold a batch to a fixed number of round trips.
+final class StatementCount: Sendable {
+    private let value = Atomic<Int>(0)
+
+    func count(_ statements: Int = 1) {
+        value.wrappingAdd(statements, ordering: .relaxed)
+    }
+
+    var total: Int { value.load(ordering: .relaxed) }
 }
 
 /// Logs calls that passed their deadline: the first at once, then at most one line (with a count) per interval, so an
