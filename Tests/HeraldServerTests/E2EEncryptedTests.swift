@@ -17,7 +17,7 @@ struct E2EEncryptedTests {
 
     /// Malformed envelopes (the vectors' parse failures and more), each a 400 naming `encrypted`.
     static let malformed: [String] = [
-        #""""#, "42", "true", #"{"v": "pw1"}"#, #"["pw1"]"#, #""\#(envelope)=""#, #""\#(envelope.replacingOccurrences(of: "767c0806", with: "767C0806"))""#,
+        "42", "true", #"{"v": "pw1"}"#, #"["pw1"]"#, #""\#(envelope)=""#, #""\#(envelope.replacingOccurrences(of: "767c0806", with: "767C0806"))""#,
         #""pw2.767c0806.oKGio6Slpqeoqaqr-DhDOK4k53I0XIqFXerStl8L5wgFH2EUp_HSYIhOtPQU6R9X6oBtcwaIVw6k""#,
         #""pw1.767c0806.oKGio6Slpqeoqaqr-DhDOK4k53I0XIqFXerS""#, #""pw1.767c0806.oKGio6Slpqeoqaqr-DhDOK4k53I0XIqFXerStl8L5""#,
         #""pw1.767c0806.oKGio6Slpqeoqaqr+DhDOK4k53I0XIqFXerStl8L5wgFH2EUp/HSYIhOt""#, #""pw1.\#(String(repeating: "A", count: 60))""#,
@@ -34,11 +34,23 @@ struct E2EEncryptedTests {
             let pushWard = try await client.sendAction(token.bearer, body: #"{"title": "New alert", "body": "Open the app", "encrypted": \#(value)}"#)
             #expect(pushWard.status == .badRequest, "\(value)")
             #expect(try pushWard.json()["field"] == "encrypted", "\(value)")
-            // The camera app's API takes "" as absent, as it does for every optional member.
             let camera = try await client.notify(owner.userID, extra: #", "encrypted": \#(value)"#)
-            #expect(camera.status == (value == #""""# ? .created : .badRequest), "\(value)")
-            if value != #""""# { #expect(try camera.json()["field"] == "encrypted", "\(value)") }
+            #expect(camera.status == .badRequest, "\(value)")
+            #expect(try camera.json()["field"] == "encrypted", "\(value)")
         }
+    }
+
+    /// `""` and `null` are absent, as for every optional member of both dialects.
+    @Test(arguments: [#""""#, "null"]) func anEmptyEnvelopeIsAbsent(_ value: String) async throws {
+        let apns = try await APNsTestServer.start()
+        try await apns.server.run { client in
+            let owner = try await client.register(token: Fixtures.apnsToken(0x40))
+            let response = try await client.notify(owner.userID, extra: #", "encrypted": \#(value)"#)
+            #expect(response.status == .created)
+            let push = try #require(apns.production.acceptedPushes.first)
+            #expect(try JSONValue.decode(push.body).objectValue?["encrypted"] == nil)
+        }
+        try await apns.shutdown()
     }
 
     @Test func aClearURLBesideAnEnvelopeIsRefused() async throws {

@@ -61,7 +61,7 @@ struct NotifyRequest {
             self.snapshot = nil
         }
         self.open = open?.object
-        encrypted = try EncryptedRule.envelope(fields, emptyIsAbsent: true)
+        encrypted = try EncryptedRule.envelope(fields)
     }
 
     private static func type(of object: FieldReader, from allowed: [String]) throws -> String {
