@@ -251,6 +251,7 @@ let package = Package(
             dependencies: [
                 "HeraldCore", "HeraldStore", "HeraldTesting",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),  // the pw1 vectors' nonces (E2EEnvelopeTests)
             ],
             // PushWard's pw1 vectors, read from the source tree (E2EEnvelopeTests).
             exclude: ["Fixtures"],

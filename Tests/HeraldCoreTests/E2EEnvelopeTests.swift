@@ -37,7 +37,7 @@ struct E2EEnvelopeTests {
         #expect(Self.cases("parse_fail").count == 10)
     }
 
-    @Test(arguments: cases("seal")) func sealingWithTheNonceGivesTheEnvelopeAndOpeningGivesTheMessage(_ vector: JSONObject) throws {
+    @Test(arguments: E2EEnvelopeTests.cases("seal")) func sealingWithTheNonceGivesTheEnvelopeAndOpeningGivesTheMessage(_ vector: JSONObject) throws {
         let name = vector["name"]?.stringValue ?? "?"
         let key = try E2EKey(hex: try #require(vector["key_hex"]?.stringValue))
         #expect(key.keyID == vector["kid"]?.stringValue, "\(name): key id")
@@ -66,7 +66,7 @@ struct E2EEnvelopeTests {
         "title_not_string": .titleOrBodyNotString,
     ]
 
-    @Test(arguments: cases("open_fail")) func openingFailsForTheStatedReason(_ vector: JSONObject) throws {
+    @Test(arguments: E2EEnvelopeTests.cases("open_fail")) func openingFailsForTheStatedReason(_ vector: JSONObject) throws {
         let name = try #require(vector["name"]?.stringValue)
         let expected = try #require(Self.openFailures[name], "a vector this test does not know: \(name)")
         let key = try E2EKey(hex: try #require(vector["key_hex"]?.stringValue))
@@ -80,7 +80,7 @@ struct E2EEnvelopeTests {
         "bad_base64_length": .length, "standard_alphabet": .alphabet, "missing_part": .parts, "empty": .empty,
     ]
 
-    @Test(arguments: cases("parse_fail")) func theShapeCheckRefusesForTheStatedReason(_ vector: JSONObject) throws {
+    @Test(arguments: E2EEnvelopeTests.cases("parse_fail")) func theShapeCheckRefusesForTheStatedReason(_ vector: JSONObject) throws {
         let name = try #require(vector["name"]?.stringValue)
         let text = try #require(vector["envelope"]?.stringValue)
         if name == "too_long" {
@@ -93,10 +93,12 @@ struct E2EEnvelopeTests {
     }
 
     @Test func aBase64PartWithUnusedBitsSetIsRefused() throws {
-        let valid = "pw1.767c0806.oKGio6Slpqeoqaqr-DhDOK4k53I0XIqFXerStl8L5wgFH2EUp_HSYIhOtPQU6R9X6oBtcwaIVw6kyen5OK3Vm_WWiP9w4ooFbGhar_XGOj1J"
-        _ = try E2EEnvelope(valid)
-        // 110 characters: the last carries 4 unused bits; "J" leaves them clear, "K" sets one.
-        #expect(throws: E2EEnvelope.ShapeError.notCanonical) { try E2EEnvelope(String(valid.dropLast()) + "K") }
+        // 42 characters: the last carries 4 bits past the 31st byte; "A" leaves them clear, "B" sets one.
+        #expect(try E2EEnvelope("pw1.767c0806." + String(repeating: "A", count: 42)).sealed.count == 31)
+        #expect(throws: E2EEnvelope.ShapeError.notCanonical) { try E2EEnvelope("pw1.767c0806." + String(repeating: "A", count: 41) + "B") }
+        // 43 characters: 2 bits past the 32nd byte.
+        #expect(try E2EEnvelope("pw1.767c0806." + String(repeating: "A", count: 42) + "E").sealed.count == 32)
+        #expect(throws: E2EEnvelope.ShapeError.notCanonical) { try E2EEnvelope("pw1.767c0806." + String(repeating: "A", count: 42) + "B") }
     }
 
     @Test func aSealedMessageIsPaddedTo64BytesAndOpensAgain() throws {
@@ -113,10 +115,10 @@ struct E2EEnvelopeTests {
 
     @Test func aMessageTooLargeForAnEnvelopeIsRefused() throws {
         let key = E2EKey.generate()
-        let fits = E2EMessage(title: "t", body: String(repeating: "x", count: 2266 - 24))
+        let fits = E2EMessage(title: "t", body: String(repeating: "x", count: 2266 - 23))
         #expect(fits.plaintext.count == 2266)
         #expect(try key.seal(fits).text.count == E2EEnvelope.maximumLength)
-        #expect(throws: E2EKey.TooLarge.self) { try key.seal(E2EMessage(title: "t", body: String(repeating: "x", count: 2266 - 23))) }
+        #expect(throws: E2EKey.TooLarge.self) { try key.seal(E2EMessage(title: "t", body: String(repeating: "x", count: 2266 - 22))) }
     }
 
     @Test(arguments: [

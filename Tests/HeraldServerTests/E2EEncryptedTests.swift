@@ -21,7 +21,7 @@ struct E2EEncryptedTests {
         #""pw2.767c0806.oKGio6Slpqeoqaqr-DhDOK4k53I0XIqFXerStl8L5wgFH2EUp_HSYIhOtPQU6R9X6oBtcwaIVw6k""#,
         #""pw1.767c0806.oKGio6Slpqeoqaqr-DhDOK4k53I0XIqFXerS""#, #""pw1.767c0806.oKGio6Slpqeoqaqr-DhDOK4k53I0XIqFXerStl8L5""#,
         #""pw1.767c0806.oKGio6Slpqeoqaqr+DhDOK4k53I0XIqFXerStl8L5wgFH2EUp/HSYIhOt""#, #""pw1.\#(String(repeating: "A", count: 60))""#,
-        #""pw1.767c0806.\#(String(repeating: "A", count: 3060))""#, #""pw1.767c0806.oKGio6Slpqeoqaqr-DhDOK4k53I0XIqFXerStl8L5wgFH2EUp_HSYIhOtPQU6R9X6oBtcwaIVw6kyen5OK3Vm_WWiP9w4ooFbGhar_XGOj1K""#,
+        #""pw1.767c0806.\#(String(repeating: "A", count: 3060))""#, #""pw1.767c0806.\#(String(repeating: "A", count: 41))B""#,
         #""pw1.767c0806.\u00e9\#(String(repeating: "A", count: 40))""#, #""pw1.767c0806..\#(String(repeating: "A", count: 40))""#,
     ]
 
@@ -120,7 +120,11 @@ struct E2EEncryptedTests {
 
             // The inbox (the web app opens it there too) holds the placeholder and the envelope.
             let inbox = try await client.execute(uri: "/api/push/notifications", method: .get, headers: device.basic)
-            let item = try #require(try inbox.json()["notifications"].flatMap { if case .array(let a) = $0 { a.first } else { nil } }?.objectValue)
+            guard case .array(let items)? = try inbox.json()["notifications"] else {
+                Issue.record("no notifications array")
+                return
+            }
+            let item = try #require(items.first?.objectValue)
             #expect(item["title"] == "New alert")
             #expect(item["encrypted"]?.stringValue == Self.envelope)
         }

@@ -35,7 +35,7 @@ struct E2E: AsyncParsableCommand {
         @Option(help: "What a tap opens, sealed too.") var url: String?
 
         func run() throws {
-            let key = try key.required()
+            let key = try self.key.required()
             print(try E2EKeyOption.seal(E2EMessage(title: title, subtitle: subtitle, body: body, url: url), with: key).text)
         }
     }
@@ -47,8 +47,13 @@ struct E2E: AsyncParsableCommand {
         @Argument(help: "The envelope; without it, one envelope per line on standard input.") var envelope: String?
 
         func run() throws {
-            let key = try key.required()
-            let texts = envelope.map { [$0] } ?? AnyIterator { readLine() }.map { $0 }
+            let key = try self.key.required()
+            var texts: [String] = []
+            if let envelope {
+                texts = [envelope]
+            } else {
+                while let line = readLine() { texts.append(line) }
+            }
             var failed = false
             for text in texts where !text.isEmpty {
                 switch E2EKeyOption.open(text, with: key) {
