@@ -61,7 +61,9 @@ struct E2EEnvelopeTests {
     /// Each vector's stated reason, as the error it must be.
     static let openFailures: [String: E2EKey.OpenError] = [
         "tampered_tag": .authenticationFailed, "tampered_ciphertext": .authenticationFailed, "tampered_nonce": .authenticationFailed,
-        "wrong_key": .keyIDMismatch("767c0806"), "kid_swapped": .authenticationFailed, "plaintext_not_object": .notObject,
+        "wrong_key": .keyIDMismatch("767c0806"),
+        // The key id is also in the additional data, so a swapped id could not pass the tag either; the id check comes first.
+        "kid_swapped": .keyIDMismatch("eb6c5c92"), "plaintext_not_object": .notObject,
         "plaintext_not_json": .notJSON, "missing_body": .titleOrBodyNotString, "empty_title": .titleOrBodyEmpty,
         "title_not_string": .titleOrBodyNotString,
     ]
