@@ -5,6 +5,7 @@ import HeraldServer
 import HeraldTesting
 import HummingbirdTesting
 import Logging
+import NIOCore
 import Testing
 
 /// Issue 41, done means: nothing in Herald's database, logs or metrics holds the plaintext of an encrypted
