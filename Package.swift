@@ -174,7 +174,7 @@ let package = Package(
                 .map { .embedInCode("Resources/Admin/\($0).mustache") }
                 + [.embedInCode("Resources/Admin/style.css")]
                 // The web app at /app (WebAppController).
-                + ["index.html", "app.js", "db.js", "app.css", "sw.js", "manifest.webmanifest", "icon192.png", "icon512.png", "maskable512.png",
+                + ["index.html", "app.js", "db.js", "e2e.js", "app.css", "sw.js", "manifest.webmanifest", "icon192.png", "icon512.png", "maskable512.png",
                     "badge96.png"].map { .embedInCode("Resources/App/\($0)") },
             swiftSettings: swiftSettings
         ),
@@ -251,7 +251,10 @@ let package = Package(
             dependencies: [
                 "HeraldCore", "HeraldStore", "HeraldTesting",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),  // the pw1 vectors' nonces (E2EEnvelopeTests)
             ],
+            // PushWard's pw1 vectors, read from the source tree (E2EEnvelopeTests).
+            exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
         // The domain services (registration, API tokens, daily limits) over an in-memory store: no server, no socket.

@@ -20,7 +20,10 @@ loopback port, then, in Chromium:
    and actions (read back with registration.getNotifications()) and lands in the inbox, unread;
 6. the inbox's silent action is performed by the service worker with its method, headers and body (a loopback HTTP
    server records it), and reading an item marks it read;
-7. offline: with the server stopped, the app's shell still loads from the service worker's cache with its inbox.
+7. offline: with the server stopped, the app's shell still loads from the service worker's cache with its inbox;
+8. end-to-end encryption (docs/e2e.md), before step 7: the app generates a key (64 hex characters and its id; IndexedDB
+   keeps a non-extractable key, not the hex), a push sealed for it (`herald e2e seal`) shows its real title in the
+   notification and the inbox, and one sealed for another key shows the placeholder with the reason.
 
 Screenshots go to $SCREENSHOTS (default docs/screenshots) as webapp-*.png, at a desktop and a phone size. Fails (never
 skips) when the binary, Chromium, chromedriver, openssl or selenium is missing.
@@ -334,6 +337,7 @@ def run(herald, driver, target, work):
     driver.find_element(By.CSS_SELECTOR, f'#inbox .item[data-id="{push_id}"] .title').click()
     wait_for(lambda: "unread" not in driver.find_element(By.CSS_SELECTOR, f'#inbox .item[data-id="{push_id}"]')
              .get_attribute("class"), "clicking an item did not mark it read")
+    end_to_end(driver, base)
     errors = console_errors(driver)
     check(not errors, f"console errors: {errors}")
 
@@ -342,6 +346,61 @@ def run(herald, driver, target, work):
     driver.get(base + "/app/")
     wait_for(lambda: visible(driver, "device") and "Front Door" in inbox_titles(driver),
              "the app did not load offline with its inbox")
+
+
+def seal(key_hex, title, body):
+    """A pw1 envelope made by `herald e2e seal` (docs/e2e.md)."""
+    result = subprocess.run([HERALD, "e2e", "seal", "--title", title, "--body", body], capture_output=True, text=True,
+                            env=dict(os.environ, HERALD_E2E_KEY=key_hex), timeout=60)
+    check(result.returncode == 0, f"herald e2e seal: {result.stderr}")
+    return result.stdout.strip()
+
+
+def end_to_end(driver, base):
+    """Step 8: the web app generates a key (shown once, 64 hex characters, with its id), its service worker opens an
+    encrypted push with it and shows the real title, and the inbox does too; a push sealed for another key shows the
+    placeholder with the reason."""
+    print("end-to-end: a key generated in the browser opens an encrypted push")
+    driver.find_element(By.ID, "e2e-generate").click()
+    wait_for(lambda: re.fullmatch(r"[0-9a-f]{64}", driver.find_element(By.ID, "e2e-hex").text or ""),
+             "the generated key is not shown as 64 hex characters")
+    key_hex = driver.find_element(By.ID, "e2e-hex").text
+    key_id = driver.find_element(By.ID, "e2e-status").get_attribute("data-key-id")
+    made = subprocess.run([HERALD, "e2e", "seal", "--title", "t", "--body", "b"], capture_output=True, text=True,
+                          env=dict(os.environ, HERALD_E2E_KEY=key_hex), timeout=60).stdout
+    check(made.startswith(f"pw1.{key_id}."), f"the browser's key id {key_id!r} is not herald's: {made[:13]!r}")
+    stored = page_async(driver, """
+        const record = await HeraldDB.get("e2e_key");
+        return {keyID: record.key_id, extractable: record.enc.extractable, hex: JSON.stringify(record).includes(%s)};"""
+                        % json.dumps(key_hex))
+    check(stored == {"keyID": key_id, "extractable": False, "hex": False}, f"what IndexedDB keeps: {stored}")
+
+    opened_id = uuid7()
+    deliver_push(driver, base, {"id": opened_id, "title": "Encrypted notification", "body": "Open it on a device that holds the key.",
+                                "tag": "e2e", "encrypted": seal(key_hex, "Garage door open", "Since 22:14")})
+    wait_for(lambda: "Garage door open" in inbox_titles(driver), "the inbox does not show the opened title")
+
+    def shown(tag):
+        return page_async(driver, """
+            const list = await (await navigator.serviceWorker.ready).getNotifications({tag: %s});
+            return list.map((n) => ({title: n.title, body: n.body}));""" % json.dumps(tag))
+    wait_for(lambda: shown("e2e") == [{"title": "Garage door open", "body": "Since 22:14"}],
+             f"the service worker did not show the opened notification: {shown('e2e')}")
+    stored = page_async(driver, "return await HeraldDB.list();")
+    check(not any("Garage" in json.dumps(item) for item in stored), "IndexedDB keeps what the envelope holds")
+
+    print("end-to-end: another key's push shows the placeholder and why")
+    other = subprocess.run([HERALD, "e2e", "keygen", "--json"], capture_output=True, text=True, timeout=60)
+    other_key = json.loads(other.stdout)
+    deliver_push(driver, base, {"id": uuid7(), "title": "Sealed elsewhere", "body": "Placeholder body", "tag": "e2e-other",
+                                "encrypted": seal(other_key["key"], "Never shown", "Never shown")})
+    wait_for(lambda: "Sealed elsewhere" in inbox_titles(driver), "the inbox does not show the placeholder")
+    wait_for(lambda: len(shown("e2e-other")) == 1, "no notification for another key's push")
+    notification = shown("e2e-other")[0]
+    check(notification["title"] == "Sealed elsewhere" and f"another key ({other_key['key_id']})" in notification["body"],
+          f"another key's push shows {notification}")
+    item_text = driver.find_element(By.CSS_SELECTOR, "#inbox .item").text
+    check("another key" in item_text and "Never shown" not in item_text, f"the inbox item: {item_text!r}")
 
 
 def deliver_push(driver, base, push):

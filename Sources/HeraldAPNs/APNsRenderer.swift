@@ -11,6 +11,9 @@ public struct APNsRenderer: PayloadRenderer {
     /// The one notification category the app registers for notifications with buttons; the buttons themselves
     /// travel in the payload's `actions` and the app's Notification Service Extension installs them.
     public static let actionsCategory = "HERALD_ACTIONS"
+    /// The top-level key of a `pw1` end-to-end envelope (docs/e2e.md): the app's Notification Service Extension opens
+    /// it (hence `mutable-content: 1`) and replaces the placeholder alert with what it holds.
+    public static let encryptedKey = "encrypted"
     /// `aps.sound` of a critical alert: full volume, the default sound.
     static let criticalSound: JSONValue = ["critical": 1, "name": "default", "volume": 1.0]
 
@@ -36,10 +39,11 @@ public struct APNsRenderer: PayloadRenderer {
         aps["thread-id"] = content.thread.map(JSONValue.string)
         let hasActions = !content.actions.isEmpty
         if hasActions { aps["category"] = .string(Self.actionsCategory) }
-        if hasActions || content.hasMedia { aps["mutable-content"] = 1 }
+        if hasActions || content.hasMedia || content.encrypted != nil { aps["mutable-content"] = 1 }
 
         var payload = content.data
         if hasActions { payload["actions"] = .array(content.actions.map(JSONValue.object)) }
+        payload[Self.encryptedKey] = content.encrypted.map { .string($0.text) }
         payload["aps"] = .object(aps)
         return RenderedPayload(payload: payload, bodyPath: Self.bodyPath, priority: priority)
     }

@@ -63,11 +63,15 @@ public struct NotificationContent: Sendable, Equatable {
     public var data: JSONObject
     /// Raw payloads for one provider each, keyed by the renderer's ``PayloadRenderer/name`` (`apns`, `fcm`).
     public var providerPayloads: [String: ProviderPayload]
+    /// A `pw1` end-to-end envelope (docs/e2e.md), carried unchanged by every renderer; `title` and `body` are then the
+    /// placeholder a device without the key shows. Herald checked its shape and never opens it.
+    public var encrypted: E2EEnvelope?
 
     public init(
         title: String? = nil, subtitle: String? = nil, body: String? = nil, sound: Sound? = .default, level: Level? = nil,
         thread: String? = nil, imageURL: String? = nil, hasMedia: Bool = false, actions: [JSONObject] = [],
-        tapURL: String? = nil, data: JSONObject = [:], providerPayloads: [String: ProviderPayload] = [:]
+        tapURL: String? = nil, data: JSONObject = [:], providerPayloads: [String: ProviderPayload] = [:],
+        encrypted: E2EEnvelope? = nil
     ) {
         self.title = title
         self.subtitle = subtitle
@@ -81,6 +85,7 @@ public struct NotificationContent: Sendable, Equatable {
         self.tapURL = tapURL
         self.data = data
         self.providerPayloads = providerPayloads
+        self.encrypted = encrypted
     }
 }
 
@@ -106,6 +111,7 @@ extension NotificationContent {
         if !actions.isEmpty { json["actions"] = .array(actions.map(JSONValue.object)) }
         json["tap_url"] = tapURL.map(JSONValue.string)
         if !data.isEmpty { json["data"] = .object(data) }
+        json["encrypted"] = encrypted.map { .string($0.text) }
         if !providerPayloads.isEmpty {
             var raw: JSONObject = [:]
             for (name, part) in providerPayloads {
@@ -141,7 +147,8 @@ extension NotificationContent {
             sound: sound, level: json["level"]?.stringValue.flatMap(Level.init(rawValue:)),
             thread: json["thread"]?.stringValue, imageURL: json["image_url"]?.stringValue,
             hasMedia: json["has_media"] == .bool(true), actions: actions, tapURL: json["tap_url"]?.stringValue,
-            data: json["data"]?.objectValue ?? [:], providerPayloads: raw)
+            data: json["data"]?.objectValue ?? [:], providerPayloads: raw,
+            encrypted: json["encrypted"]?.stringValue.flatMap { try? E2EEnvelope($0) })
     }
 
     /// The stored bytes.

@@ -3,7 +3,9 @@ import HeraldCore
 
 /// Renders a notification's content as an FCM `message` without its target (docs/payloads.md): a notification
 /// message that Android shows by itself, or, when the notification has buttons, a data-only message that the app
-/// draws (only an app can draw buttons). The dialect's own keys travel in `data`, as strings.
+/// draws (only an app can draw buttons). The dialect's own keys travel in `data`, as strings. A `pw1` end-to-end
+/// envelope travels as `data.encrypted`, in a data-only message too: only the app holds the key to open it, and Android
+/// would show a notification message's placeholder by itself.
 public struct FCMRenderer: PayloadRenderer {
     /// FCM's limit for a message to a device is 4096 bytes; the stored message keeps 32 bytes free for the
     /// `android.ttl` the provider adds at send time (`"android":{"ttl":"2419200s"}` at most).
@@ -29,10 +31,13 @@ public struct FCMRenderer: PayloadRenderer {
         android["collapse_key"] = collapseID.map(JSONValue.string)
         var message: JSONObject = [:]
         let bodyPath: [String]
-        if !content.actions.isEmpty {
+        data["encrypted"] = content.encrypted.map { .string($0.text) }
+        if !content.actions.isEmpty || content.encrypted != nil {
             data["title"] = content.title.map(JSONValue.string)
             data["body"] = content.body.map(JSONValue.string)
-            data["actions"] = .string(FCMData.string(.array(content.actions.map(JSONValue.object))))
+            if !content.actions.isEmpty {
+                data["actions"] = .string(FCMData.string(.array(content.actions.map(JSONValue.object))))
+            }
             bodyPath = ["data", "body"]
         } else {
             var notification: JSONObject = [:]

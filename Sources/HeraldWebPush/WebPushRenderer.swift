@@ -11,7 +11,9 @@ import HeraldCore
 /// The service worker shows it with `showNotification(title, {body, image, tag, actions, data})`; a later notification
 /// with the same `tag` replaces the earlier one, a tap opens `url`, and the worker decides how many actions the
 /// platform shows. Every member but `title` and `body` is left out when the content does not say it. The provider adds
-/// the notification's `id` at send time.
+/// the notification's `id` at send time. A `pw1` end-to-end envelope travels as `encrypted` (inside RFC 8291's
+/// encryption); Herald's service worker opens it with the key the browser keeps and shows what it holds instead of the
+/// placeholder `title` and `body` (docs/e2e.md).
 public struct WebPushRenderer: PayloadRenderer {
     /// One encrypted record holds 3,993 bytes of plaintext (``WebPushEncryption/maximumPlaintextSize``); 64 of them
     /// are kept for the `"id"` the provider adds.
@@ -31,6 +33,7 @@ public struct WebPushRenderer: PayloadRenderer {
         if content.sound == nil { payload["silent"] = true }
         if !content.actions.isEmpty { payload["actions"] = .array(content.actions.map(JSONValue.object)) }
         if !content.data.isEmpty { payload["data"] = .object(content.data) }
+        payload["encrypted"] = content.encrypted.map { .string($0.text) }
         return RenderedPayload(payload: payload, bodyPath: ["body"], priority: priority)
     }
 }

@@ -11,7 +11,7 @@ struct Herald: AsyncParsableCommand {
         abstract: "A self-hosted push-notification gateway for APNs and FCM.",
         version: HeraldVersion.current,
         // `herald apns …`, `herald fcm …`: one command per provider of the composition root's catalog.
-        subcommands: [Serve.self, Register.self, Send.self, Listen.self] + providerCatalog.map { $0.module.command }
+        subcommands: [Serve.self, Register.self, Send.self, Listen.self, E2E.self] + providerCatalog.map { $0.module.command }
             + [Limits.self, Token.self]
     )
 }

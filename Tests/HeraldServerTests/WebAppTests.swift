@@ -42,6 +42,7 @@ struct WebAppTests {
 
     @Test(arguments: [
         ("/app/app.js", "text/javascript; charset=utf-8"), ("/app/db.js", "text/javascript; charset=utf-8"),
+        ("/app/e2e.js", "text/javascript; charset=utf-8"),
         ("/app/app.css", "text/css; charset=utf-8"), ("/app/manifest.webmanifest", "application/manifest+json"),
         ("/app/icon192.png", "image/png"), ("/app/badge96.png", "image/png"),
     ])

@@ -1,4 +1,4 @@
-# Sourced by scripts/schemathesis.sh and scripts/pushward-schemathesis.sh: starts `$herald serve` (the caller sets
+# Sourced by scripts/schemathesis.sh, scripts/pushward-schemathesis.sh and scripts/e2e-interop.sh: starts `$herald serve` (the caller sets
 # `herald` and a `fail` function) with a throwaway in-memory store on a free loopback port, and sets `work` (a scratch
 # folder, removed at exit), `server_pid`, `stop_server` (SIGTERM, then SIGKILL after 10 s) and `base`
 # (http://127.0.0.1:<port>). The server is stopped at exit, also when CI's timeout ends the script.

@@ -20,6 +20,8 @@ struct ActionNotificationRequest {
     var url: String?
     var notificationID: String?
     var actions: [NotificationAction]
+    /// A `pw1` end-to-end envelope (docs/e2e.md); `title` and `body` are then the placeholder.
+    var encrypted: E2EEnvelope?
 
     /// Decodes and validates the body. `null` and `""` count as absent for optional fields; unknown fields are ignored.
     init(_ json: JSONObject) throws {
@@ -46,6 +48,10 @@ struct ActionNotificationRequest {
             try CollapseIDRule.validated($0, field: "notification_id")
         }
         actions = try Self.validActions(fields)
+        encrypted = try EncryptedRule.envelope(fields)
+        if encrypted != nil, url != nil {
+            throw APIError.invalidField("url", "url travels inside encrypted when encrypted is given; leave it out of the clear request.")
+        }
     }
 
     private static func validImageURL(_ raw: String) throws -> String {
@@ -93,7 +99,7 @@ struct ActionNotificationRequest {
         let content = NotificationContent(
             title: title, body: body, sound: level == .critical ? .critical : .default, level: level, thread: source,
             imageURL: imageURL, hasMedia: imageURL != nil, actions: includingActions ? actions.compactMap(\.json.objectValue) : [], tapURL: url,
-            data: data)
+            data: data, encrypted: encrypted)
         return NotificationDraft(
             pushType: .alert, priority: 10, collapseID: notificationID, content: content, isExemptFromQuota: level == .critical)
     }

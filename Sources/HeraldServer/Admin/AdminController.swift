@@ -212,6 +212,8 @@ struct AdminController<Context: RemoteAddressRequestContext>: Sendable {
         ]
         if let device, device.platform == .apns { details["environment"] = device.environment.rawValue }
         if let collapseID = notification.collapseID { details["collapseID"] = collapseID }
+        // End-to-end encrypted (docs/e2e.md): the payload shows the placeholder; the key id says which key opens it.
+        if let keyID = notification.content?.encrypted?.keyID { details["encryptedKeyID"] = keyID }
         if let error = notification.lastError { details["lastError"] = error }
         if let providerID = notification.providerMessageID { details["providerID"] = providerID }
         let notice =

@@ -14,6 +14,8 @@ struct NotifyRequest {
     var notificationID: String?
     var snapshot: JSONObject?
     var open: JSONObject?
+    /// A `pw1` end-to-end envelope (docs/e2e.md); `title` and `body` are then the placeholder.
+    var encrypted: E2EEnvelope?
 
     /// Decodes and validates the body. `null` and `""` count as absent for the optional fields
     /// (Home Assistant's `rest_command` renders missing values that way); unknown fields are ignored.
@@ -59,6 +61,7 @@ struct NotifyRequest {
             self.snapshot = nil
         }
         self.open = open?.object
+        encrypted = try EncryptedRule.envelope(fields)
     }
 
     private static func type(of object: FieldReader, from allowed: [String]) throws -> String {
@@ -80,7 +83,8 @@ struct NotifyRequest {
         if snapshot?["type"]?.stringValue == "url", let url = snapshot?["url"]?.stringValue, url.lowercased().hasPrefix("https://") {
             imageURL = url
         }
-        let content = NotificationContent(title: title, body: body, imageURL: imageURL, hasMedia: snapshot != nil, data: data)
+        let content = NotificationContent(
+            title: title, body: body, imageURL: imageURL, hasMedia: snapshot != nil, data: data, encrypted: encrypted)
         return NotificationDraft(pushType: .alert, priority: 10, collapseID: notificationID, content: content)
     }
 }

@@ -46,6 +46,8 @@ struct NotificationStatusController<Context: RemoteAddressRequestContext>: Senda
             body["next_attempt_at"] = .string(notification.nextAttemptAt.iso8601WithMilliseconds)
         }
         if let error = notification.lastError { body["last_error"] = .string(error) }
+        // End-to-end encrypted (docs/e2e.md): which key opens it; Herald cannot say more.
+        if let keyID = notification.content?.encrypted?.keyID { body["encrypted_key_id"] = .string(keyID) }
         if let providerID = notification.providerMessageID {
             // The provider's id: an `apns-id`, FCM's message name (`projects/…/messages/…`), or a push service's
             // `Location` (Web Push).

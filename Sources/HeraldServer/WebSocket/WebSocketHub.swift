@@ -167,7 +167,8 @@ public final class WebSocketHub: LocalChannel, Service {
         }
     }
 
-    /// `{"id", "type": "event", "event": {...the payload..., "id", "title", "body", "message", "hass_confirm_id"?}}`;
+    /// `{"id", "type": "event", "event": {...the payload..., "id", "title", "body", "message", "encrypted"?,
+    /// "hass_confirm_id"?}}`;
     /// a Live Activity push adds `push_type: "liveactivity"` and `live_activity_token` (docs/websocket.md).
     /// The payload is the notification's content rendered by the renderer of the device's platform (the APNs payload,
     /// or for an FCM device the FCM message: `notification`, `data`, `android`), not shortened: the channel has no
@@ -181,6 +182,8 @@ public final class WebSocketHub: LocalChannel, Service {
             event = renderer.render(content, priority: notification.priority, collapseID: notification.collapseID).payload
             title = content.title
             body = content.body
+            // A pw1 envelope at the top level whatever the platform (docs/e2e.md); title and body are its placeholder.
+            if let envelope = content.encrypted { event["encrypted"] = .string(envelope.text) }
         } else {
             // A row stored before Herald kept the content: its stored payload, and what its alert shows.
             guard let stored = try? JSONValue.decode(notification.payload).objectValue else { return nil }

@@ -14,14 +14,16 @@ struct Listen: AsyncParsableCommand {
     @Option(name: .customLong("user-id"), help: "The device's USER_ID.") var userID: String
     @Option(name: .customLong("device-secret"), help: "The device's secret.") var deviceSecret: String
     @Flag(help: "Print one JSON object per notification.") var json = false
+    @OptionGroup var e2e: E2EKeyOption
 
     func run() async throws {
         let url = try webSocketURL()
+        let key = try e2e.optional()
         var logger = Logger(label: "herald.listen")
         logger.logLevel = .error
         var delay = 1.0
         while !Task.isCancelled {
-            let outcome = await listenOnce(url: url, logger: logger)
+            let outcome = await listenOnce(url: url, key: key, logger: logger)
             switch outcome {
             case .refused(let message):
                 throw ClientFailure(message)
@@ -45,7 +47,7 @@ struct Listen: AsyncParsableCommand {
         case refused(String)
     }
 
-    private func listenOnce(url: String, logger: Logger) async -> Outcome {
+    private func listenOnce(url: String, key: E2EKey?, logger: Logger) async -> Outcome {
         let subscribe: JSONValue = [
             "id": 1, "type": "push_notification_channel", "user_id": .string(userID), "device_secret": .string(deviceSecret),
             "support_confirm": true,
@@ -69,7 +71,7 @@ struct Listen: AsyncParsableCommand {
                     }
                 case "event":
                     guard let event = object["event"]?.objectValue else { continue }
-                    Self.show(event, asJSON: printJSON)
+                    Self.show(Self.opened(event, with: key), asJSON: printJSON)
                     if let confirmID = event["hass_confirm_id"]?.stringValue {
                         let confirm: JSONValue = ["id": .int(nextID), "type": "push_notification_confirm", "confirm_id": .string(confirmID)]
                         nextID += 1
@@ -83,6 +85,27 @@ struct Listen: AsyncParsableCommand {
         return result.value
     }
 
+    /// The event with its `pw1` envelope opened (docs/e2e.md): the real `title`, `body` (and `message`), `subtitle`
+    /// and `url` replace the placeholder, `encrypted` becomes `"opened"`; an envelope that does not open keeps the
+    /// placeholder and gains `encrypted_error`, the short reason.
+    static func opened(_ event: JSONObject, with key: E2EKey?) -> JSONObject {
+        guard let text = event["encrypted"]?.stringValue else { return event }
+        var event = event
+        guard let key else {
+            event["encrypted_error"] = "no end-to-end key (--e2e-key or HERALD_E2E_KEY)"
+            return event
+        }
+        switch E2EKeyOption.open(text, with: key) {
+        case .success(let message):
+            for (name, value) in E2EKeyOption.json(message) { event[name] = value }
+            event["message"] = .string(message.body)
+            event["encrypted"] = "opened"
+        case .failure(let reason):
+            event["encrypted_error"] = .string(reason.description)
+        }
+        return event
+    }
+
     /// Writes one line per notification, unbuffered, so that a pipe reading it sees each at once.
     private static func show(_ event: JSONObject, asJSON: Bool) {
         let line: String
@@ -93,6 +116,7 @@ struct Listen: AsyncParsableCommand {
             let title = event["title"]?.stringValue ?? ""
             let body = event["body"]?.stringValue ?? ""
             line = "[\(time)] \(title)\(title.isEmpty || body.isEmpty ? "" : " — ")\(body)"
+                + (event["encrypted_error"]?.stringValue.map { " (encrypted: \($0))" } ?? "")
         }
         FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }

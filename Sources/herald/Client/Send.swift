@@ -1,7 +1,8 @@
 import ArgumentParser
 import HeraldCore
 
-/// `herald send`: sends a notification through `POST /api/push/notify`.
+/// `herald send`: sends a notification through `POST /api/push/notify`; with an end-to-end key (`--e2e-key` or
+/// `HERALD_E2E_KEY`) it seals the title and body into a `pw1` envelope and sends placeholder text in the clear.
 struct Send: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Send a notification through a Herald server's /api/push/notify.")
 
@@ -19,9 +20,25 @@ struct Send: AsyncParsableCommand {
     @Option(name: .customLong("camera-id"), help: "The camera id to open live.") var cameraID: String?
     @Option(name: .customLong("open-id"), help: "The Frigate event or review id to open.") var openID: String?
     @Flag(help: "Print the server's JSON answer.") var json = false
+    @OptionGroup var e2e: E2EKeyOption
+    @Option(help: "With an end-to-end key: a subtitle, sealed with the title and body.") var subtitle: String?
+    @Option(help: "With an end-to-end key: what a tap opens, sealed with the title and body.") var url: String?
+    @Option(name: .customLong("placeholder-title"), help: "With an end-to-end key: the title a device without the key shows.")
+    var placeholderTitle = "Encrypted notification"
+    @Option(name: .customLong("placeholder-body"), help: "With an end-to-end key: the body a device without the key shows.")
+    var placeholderBody = "Open it on a device that holds the key."
 
     func run() async throws {
         var request: JSONObject = ["user_id": .string(userID), "title": .string(title), "body": .string(body)]
+        // End-to-end (docs/e2e.md): the real title and body travel sealed; the server sees the placeholder.
+        if let key = try e2e.optional() {
+            let envelope = try E2EKeyOption.seal(E2EMessage(title: title, subtitle: subtitle, body: body, url: url), with: key)
+            request["encrypted"] = .string(envelope.text)
+            request["title"] = .string(placeholderTitle)
+            request["body"] = .string(placeholderBody)
+        } else if subtitle != nil || url != nil {
+            throw ClientFailure("--subtitle and --url travel sealed only: give --e2e-key (or HERALD_E2E_KEY)")
+        }
         if let notificationID { request["notification_id"] = .string(notificationID) }
         if let snapshotType {
             var snapshot: JSONObject = ["type": .string(snapshotType)]

@@ -18,6 +18,7 @@
   function show(section) {
     for (const id of ["unsupported", "ios-steps", "subscribe", "device"]) $(id).hidden = id !== section;
     $("inbox-section").hidden = section !== "device";
+    $("e2e").hidden = section !== "device";
   }
 
   // iPhone and iPad (iPadOS says it is a Mac, but has touch), and whether the page runs from the home screen.
@@ -241,7 +242,10 @@
     meta.append(element("span", "time", timeText(item.time)));
     if (item.status && item.status !== "delivered") meta.append(element("span", `status ${item.status}`, item.status));
     node.append(meta, element("div", "title", item.title || "(no title)"));
+    if (item.subtitle) node.append(element("div", "subtitle", item.subtitle));
     if (item.body) node.append(element("p", "body", item.body));
+    if (item.e2e_error) node.append(element("p", "e2e bad", `🔒 Encrypted: ${item.e2e_error}.`));
+    if (item.e2e_key_id) meta.append(element("span", "e2e", `🔒 ${item.e2e_key_id}`));
     if (isWebURL(item.image)) {
       const image = element("img");
       image.src = item.image;
@@ -276,7 +280,9 @@
   }
 
   async function renderInbox() {
-    const items = await HeraldDB.list();
+    // Each envelope opened again for the list (docs/e2e.md): IndexedDB keeps the envelope, not what it holds.
+    const key = await HeraldE2E.load().catch(() => undefined);
+    const items = await Promise.all((await HeraldDB.list()).map((item) => HeraldE2E.reveal(item, key)));
     const list = $("inbox");
     list.replaceChildren(...items.map(renderItem));
     $("empty").hidden = items.length > 0;
@@ -292,6 +298,51 @@
     for (const item of await HeraldDB.list()) {
       if (!item.read) await markRead(item.id);
     }
+    await renderInbox();
+  }
+
+  // MARK: End-to-end key
+
+  async function showKey(record) {
+    $("e2e-status").textContent = record
+      ? `This browser opens notifications sealed for key ${record.key_id}.`
+      : "No key in this browser: encrypted notifications show their placeholder.";
+    $("e2e-status").dataset.keyId = record ? record.key_id : "";
+    $("e2e-forget").hidden = !record;
+  }
+
+  async function useKey(record, message) {
+    await HeraldE2E.save(record);
+    await showKey(record);
+    notice(message);
+    await renderInbox();
+  }
+
+  async function generateKey() {
+    const current = await HeraldE2E.load();
+    if (current && !window.confirm(`Replace key ${current.key_id}? Notifications sealed for it will no longer open here.`)) return;
+    const made = await HeraldE2E.generate();
+    $("e2e-hex").textContent = made.hex;  // shown once: the browser keeps only the derived, non-extractable key
+    $("e2e-new").hidden = false;
+    $("e2e-new-hint").hidden = false;
+    await useKey(made.record, `New key ${made.record.key_id}. Copy it now; it is not shown again.`);
+  }
+
+  async function pasteKey() {
+    const record = await HeraldE2E.fromHex($("e2e-paste").value);
+    $("e2e-paste").value = "";
+    $("e2e-new").hidden = true;
+    $("e2e-new-hint").hidden = true;
+    await useKey(record, `Key ${record.key_id} kept in this browser.`);
+  }
+
+  async function forgetKey() {
+    if (!window.confirm("Forget the key? Encrypted notifications will show their placeholder.")) return;
+    await HeraldE2E.forget();
+    $("e2e-new").hidden = true;
+    $("e2e-hex").textContent = "";
+    await showKey(undefined);
+    notice("Key forgotten.");
     await renderInbox();
   }
 
@@ -320,6 +371,13 @@
     $("refresh").addEventListener("click", guarded(backfill));
     $("mark-all").addEventListener("click", guarded(markAllRead));
     for (const button of document.querySelectorAll("button.copy")) button.addEventListener("click", () => copy(button));
+    $("e2e-generate").addEventListener("click", guarded(generateKey));
+    $("e2e-use").addEventListener("click", guarded(pasteKey));
+    $("e2e-forget").addEventListener("click", guarded(forgetKey));
+    $("e2e-form").addEventListener("submit", (event) => {
+      event.preventDefault();  // Enter in the paste field uses the key; nothing is sent
+      $("e2e-use").click();
+    });
 
     if (!("serviceWorker" in navigator) || !("indexedDB" in window)) {
       show("unsupported");
@@ -329,6 +387,7 @@
     navigator.serviceWorker.addEventListener("message", () => { renderInbox(); });
     document.addEventListener("visibilitychange", () => { if (document.visibilityState === "visible") backfill(); });
 
+    await showKey(await HeraldE2E.load().catch(() => undefined));
     state.device = (await HeraldDB.get("device")) || null;
     if (state.device) {
       showDevice();

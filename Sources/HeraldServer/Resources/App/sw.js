@@ -3,11 +3,11 @@
 // docs/webapp.md describes what each part does and why.
 "use strict";
 
-importScripts("/app/db.js");
+importScripts("/app/db.js", "/app/e2e.js");
 
-const SHELL_CACHE = "herald-shell-v1";
+const SHELL_CACHE = "herald-shell-v2";
 const SHELL = [
-  "/app/", "/app/app.js", "/app/db.js", "/app/app.css", "/app/manifest.webmanifest",
+  "/app/", "/app/app.js", "/app/db.js", "/app/e2e.js", "/app/app.css", "/app/manifest.webmanifest",
   "/app/icon192.png", "/app/icon512.png", "/app/badge96.png",
 ];
 const ICON = "/app/icon192.png";
@@ -76,12 +76,18 @@ async function tellClients(message) {
   }
 }
 
-self.addEventListener("push", (event) => {
-  const doc = documentOf(event);
+// A push with a pw1 envelope (`encrypted`, docs/e2e.md) shows what it holds, opened with the key this browser keeps;
+// one that does not open shows its placeholder with the short reason. The inbox keeps the push as it came (the
+// envelope, not what it holds) and opens it again when it lists it.
+async function showPush(received) {
+  const doc = await HeraldE2E.reveal(received, await HeraldE2E.load().catch(() => undefined));
   const actions = actionsOf(doc);
   const id = typeof doc.id === "string" && doc.id ? doc.id : `local-${Date.now()}-${Math.random().toString(16).slice(2)}`;
+  let body = typeof doc.body === "string" ? doc.body : "";
+  if (typeof doc.subtitle === "string" && doc.subtitle) body = `${doc.subtitle}\n${body}`;
+  if (doc.e2e_error) body = `${body}\n🔒 Encrypted: ${doc.e2e_error}.`;
   const options = {
-    body: typeof doc.body === "string" ? doc.body : "",
+    body,
     icon: ICON,
     badge: BADGE,
     timestamp: Date.now(),
@@ -97,11 +103,17 @@ self.addEventListener("push", (event) => {
   }
   if (doc.level === "critical") options.requireInteraction = true;
   const title = typeof doc.title === "string" && doc.title ? doc.title : "Herald";
-  const item = Object.assign({}, doc, { id, title, actions, received_at: Date.now(), read: false, source: "push" });
-  event.waitUntil(Promise.all([
+  const item = Object.assign({}, received, {
+    id, title: received.title || "Herald", actions: actionsOf(received), received_at: Date.now(), read: false, source: "push",
+  });
+  await Promise.all([
     self.registration.showNotification(title, options),
     HeraldDB.put([item]).then(() => tellClients({ type: "inbox", id })),
-  ]));
+  ]);
+}
+
+self.addEventListener("push", (event) => {
+  event.waitUntil(showPush(documentOf(event)));
 });
 
 async function markRead(id) {
