@@ -60,7 +60,7 @@ public final class FCMProvider: ClosablePushProvider {
         }
         var clientConfiguration = HTTPClient.Configuration(
             tlsConfiguration: ProviderTLS.clientConfiguration(trusting: extraRoots), redirectConfiguration: .disallow,
-            timeout: .init(connect: .seconds(10)), connectionPool: .init(idleTimeout: .minutes(10)), decompression: .disabled)
+            timeout: .init(connect: TimeAmount(configuration.requestTimeout)), connectionPool: .init(idleTimeout: .minutes(10)), decompression: .disabled)
         clientConfiguration.httpVersion = .automatic  // HTTP/2 via ALPN: one connection per client, many streams each
         let httpConfiguration = clientConfiguration
         self.clients = FCMClientPool(connections: configuration.connections) {

@@ -47,143 +47,160 @@ struct FCMProviderTests {
             try await double.shutdown()
         }
 
+        /// A fixture shut down however `body` ends: a failed `#require` or an early return that skipped the
+        /// shutdown left the provider's HTTP client to its deinit, which traps (AsyncHTTPClient), and ended the whole
+        /// test process under load.
+        static func with(
+            accessTokenLifetime: TimeInterval = 3_600, timeout: Duration = .seconds(30), connections: Int = 1,
+            _ body: (Fixture) async throws -> Void
+        ) async throws {
+            let fixture = try await start(accessTokenLifetime: accessTokenLifetime, timeout: timeout, connections: connections)
+            do {
+                try await body(fixture)
+            } catch {
+                try? await fixture.shutdown()
+                throw error
+            }
+            try await fixture.shutdown()
+        }
+
         static let token = "fcm-token-1:APA91bHPRgkFLJu6zH6p8v0rNqLuKm3X"
         static let message: JSONObject = ["notification": ["title": "Door", "body": "Opened"], "data": ["kind": "door"]]
     }
 
     @Test func theFirstSendObtainsAnAccessTokenWithAValidAssertionAndLaterSendsReuseIt() async throws {
-        let fixture = try await Fixture.start()
-        let first = await fixture.send()
-        guard case .delivered(let name?) = first else { Issue.record("got \(first)"); return }
-        #expect(name.hasPrefix("projects/\(Self.account.projectID)/messages/"))
-        #expect(await fixture.send() == .delivered(providerMessageID: fixture.double.acceptedMessages.last?.name))
-        #expect(fixture.double.tokenRequests.count == 1)
-        #expect(fixture.double.tokenRequests.allSatisfy { $0.accessToken != nil })
+        try await Fixture.with() { fixture in
+            let first = await fixture.send()
+            guard case .delivered(let name?) = first else { Issue.record("got \(first)"); return }
+            #expect(name.hasPrefix("projects/\(Self.account.projectID)/messages/"))
+            #expect(await fixture.send() == .delivered(providerMessageID: fixture.double.acceptedMessages.last?.name))
+            #expect(fixture.double.tokenRequests.count == 1)
+            #expect(fixture.double.tokenRequests.allSatisfy { $0.accessToken != nil })
 
-        let sent = try #require(fixture.double.acceptedMessages.first)
-        #expect(sent.token == Fixture.token)
-        #expect(sent.message["notification"] == ["title": "Door", "body": "Opened"])
-        #expect(sent.message["data"] == ["kind": "door"])
-        // The provider adds the time left until expiry as android.ttl.
-        #expect(sent.message["android"]?.objectValue?["ttl"] == "600s")
-        try await fixture.shutdown()
+            let sent = try #require(fixture.double.acceptedMessages.first)
+            #expect(sent.token == Fixture.token)
+            #expect(sent.message["notification"] == ["title": "Door", "body": "Opened"])
+            #expect(sent.message["data"] == ["kind": "door"])
+            // The provider adds the time left until expiry as android.ttl.
+            #expect(sent.message["android"]?.objectValue?["ttl"] == "600s")
+        }
     }
 
     @Test func theAccessTokenIsRenewedFiveMinutesBeforeItExpires() async throws {
-        let fixture = try await Fixture.start(accessTokenLifetime: 1_800)
-        #expect(await fixture.send().isDelivered)
-        fixture.clock.advance(by: 1_800 - 301)  // 301 s left: still used
-        #expect(await fixture.send().isDelivered)
-        #expect(fixture.double.tokenRequests.count == 1)
-        fixture.clock.advance(by: 2)  // 299 s left: renewed before the send
-        #expect(await fixture.send().isDelivered)
-        #expect(fixture.double.tokenRequests.count == 2)
-        let tokens = fixture.double.acceptedMessages.map(\.accessToken)
-        #expect(tokens[0] == tokens[1])
-        #expect(tokens[1] != tokens[2])
-        #expect(fixture.double.requests.allSatisfy { $0.status == 200 })
-        try await fixture.shutdown()
+        try await Fixture.with(accessTokenLifetime: 1_800) { fixture in
+            #expect(await fixture.send().isDelivered)
+            fixture.clock.advance(by: 1_800 - 301)  // 301 s left: still used
+            #expect(await fixture.send().isDelivered)
+            #expect(fixture.double.tokenRequests.count == 1)
+            fixture.clock.advance(by: 2)  // 299 s left: renewed before the send
+            #expect(await fixture.send().isDelivered)
+            #expect(fixture.double.tokenRequests.count == 2)
+            let tokens = fixture.double.acceptedMessages.map(\.accessToken)
+            #expect(tokens[0] == tokens[1])
+            #expect(tokens[1] != tokens[2])
+            #expect(fixture.double.requests.allSatisfy { $0.status == 200 })
+        }
     }
 
     @Test func aSendAnswered401RenewsTheTokenOnceAndIsSentAgain() async throws {
-        let fixture = try await Fixture.start()
-        #expect(await fixture.send().isDelivered)
-        fixture.double.revokeAccessTokens()
-        #expect(await fixture.send().isDelivered)
-        #expect(fixture.double.tokenRequests.count == 2)
-        #expect(fixture.double.requests.map(\.status) == [200, 401, 200])
-        #expect(fixture.double.acceptedMessages.count == 2)
-        try await fixture.shutdown()
+        try await Fixture.with() { fixture in
+            #expect(await fixture.send().isDelivered)
+            fixture.double.revokeAccessTokens()
+            #expect(await fixture.send().isDelivered)
+            #expect(fixture.double.tokenRequests.count == 2)
+            #expect(fixture.double.requests.map(\.status) == [200, 401, 200])
+            #expect(fixture.double.acceptedMessages.count == 2)
+        }
     }
 
     @Test func deadTokensAreClassifiedByErrorCode() async throws {
-        let fixture = try await Fixture.start()
-        fixture.double.markUnregistered("gone:1")
-        fixture.double.markSenderMismatch("other-project:1")
-        fixture.double.markInvalid("not-a-token:1")
-        #expect(await fixture.send(to: "gone:1") == .deadToken(reason: "UNREGISTERED: Requested entity was not found."))
-        guard case .deadToken(let mismatch) = await fixture.send(to: "other-project:1") else { Issue.record("not dead"); return }
-        #expect(mismatch.hasPrefix("SENDER_ID_MISMATCH"))
-        guard case .deadToken(let invalid) = await fixture.send(to: "not-a-token:1") else { Issue.record("not dead"); return }
-        #expect(invalid.hasPrefix("INVALID_ARGUMENT"))
-        #expect(fixture.double.acceptedMessages.isEmpty)
-        try await fixture.shutdown()
+        try await Fixture.with() { fixture in
+            fixture.double.markUnregistered("gone:1")
+            fixture.double.markSenderMismatch("other-project:1")
+            fixture.double.markInvalid("not-a-token:1")
+            #expect(await fixture.send(to: "gone:1") == .deadToken(reason: "UNREGISTERED: Requested entity was not found."))
+            guard case .deadToken(let mismatch) = await fixture.send(to: "other-project:1") else { Issue.record("not dead"); return }
+            #expect(mismatch.hasPrefix("SENDER_ID_MISMATCH"))
+            guard case .deadToken(let invalid) = await fixture.send(to: "not-a-token:1") else { Issue.record("not dead"); return }
+            #expect(invalid.hasPrefix("INVALID_ARGUMENT"))
+            #expect(fixture.double.acceptedMessages.isEmpty)
+        }
     }
 
     @Test func transientErrorsAreRetriedHonouringRetryAfter() async throws {
-        let fixture = try await Fixture.start()
-        fixture.double.failNext(1, .unavailable, retryAfter: 7)
-        #expect(await fixture.send().retryAfter == .seconds(7))
-        fixture.double.failNext(1, .internal)
-        guard case .retry(let reason, nil) = await fixture.send() else { Issue.record("not a retry"); return }
-        #expect(reason.hasPrefix("INTERNAL"))
-        // QUOTA_EXCEEDED: Google asks for at least a minute, more when Retry-After says so.
-        fixture.double.failNext(1, .quotaExceeded)
-        #expect(await fixture.send().retryAfter == .seconds(60))
-        fixture.double.failNext(1, .quotaExceeded, retryAfter: 120)
-        #expect(await fixture.send().retryAfter == .seconds(120))
-        #expect(fixture.double.acceptedMessages.isEmpty)
-        #expect(await fixture.send().isDelivered)
-        try await fixture.shutdown()
+        try await Fixture.with() { fixture in
+            fixture.double.failNext(1, .unavailable, retryAfter: 7)
+            #expect(await fixture.send().retryAfter == .seconds(7))
+            fixture.double.failNext(1, .internal)
+            guard case .retry(let reason, nil) = await fixture.send() else { Issue.record("not a retry"); return }
+            #expect(reason.hasPrefix("INTERNAL"))
+            // QUOTA_EXCEEDED: Google asks for at least a minute, more when Retry-After says so.
+            fixture.double.failNext(1, .quotaExceeded)
+            #expect(await fixture.send().retryAfter == .seconds(60))
+            fixture.double.failNext(1, .quotaExceeded, retryAfter: 120)
+            #expect(await fixture.send().retryAfter == .seconds(120))
+            #expect(fixture.double.acceptedMessages.isEmpty)
+            #expect(await fixture.send().isDelivered)
+        }
     }
 
     @Test func permanentErrorsFailWithTheReasonRecorded() async throws {
-        let fixture = try await Fixture.start()
-        fixture.double.failNext(1, .thirdPartyAuthError)
-        guard case .failed(let auth) = await fixture.send() else { Issue.record("not failed"); return }
-        #expect(auth.hasPrefix("THIRD_PARTY_AUTH_ERROR"))
-        // A reserved data key: INVALID_ARGUMENT that does not name the token is not a dead token.
-        guard case .failed(let invalid) = await fixture.send(["data": ["from": "me"]]) else { Issue.record("not failed"); return }
-        #expect(invalid.hasPrefix("INVALID_ARGUMENT"))
-        try await fixture.shutdown()
+        try await Fixture.with() { fixture in
+            fixture.double.failNext(1, .thirdPartyAuthError)
+            guard case .failed(let auth) = await fixture.send() else { Issue.record("not failed"); return }
+            #expect(auth.hasPrefix("THIRD_PARTY_AUTH_ERROR"))
+            // A reserved data key: INVALID_ARGUMENT that does not name the token is not a dead token.
+            guard case .failed(let invalid) = await fixture.send(["data": ["from": "me"]]) else { Issue.record("not failed"); return }
+            #expect(invalid.hasPrefix("INVALID_ARGUMENT"))
+        }
     }
 
     @Test func aDroppedConnectionIsARetryAndTheNextSendGoesOutOnANewOne() async throws {
-        let fixture = try await Fixture.start()
-        #expect(await fixture.send().isDelivered)  // the access token and the connection exist before the fault
-        fixture.double.dropConnectionOnNextRequest()
-        let dropped = await fixture.send()
-        #expect(dropped.isRetry, "\(dropped)")
-        let next = await fixture.send()
-        #expect(next.isDelivered, "\(next)")
-        #expect(fixture.double.acceptedMessages.count == 2)
-        #expect(fixture.double.counters.connections >= 2)
-        try await fixture.shutdown()
+        try await Fixture.with() { fixture in
+            #expect(await fixture.send().isDelivered)  // the access token and the connection exist before the fault
+            fixture.double.dropConnectionOnNextRequest()
+            let dropped = await fixture.send()
+            #expect(dropped.isRetry, "\(dropped)")
+            let next = await fixture.send()
+            #expect(next.isDelivered, "\(next)")
+            #expect(fixture.double.acceptedMessages.count == 2)
+            #expect(fixture.double.counters.connections >= 2)
+        }
     }
 
     @Test func sendsAreSpreadOverTheConfiguredConnections() async throws {
-        let fixture = try await Fixture.start(connections: 3)
-        let results = await withTaskGroup(of: DeliveryResult.self) { group in
-            for _ in 0..<30 { group.addTask { await fixture.send() } }
-            return await group.reduce(into: []) { $0.append($1) }
+        try await Fixture.with(connections: 3) { fixture in
+            let results = await withTaskGroup(of: DeliveryResult.self) { group in
+                for _ in 0..<30 { group.addTask { await fixture.send() } }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(results.filter(\.isDelivered).count == 30)
+            #expect(fixture.double.counters.connections == 3)
+            #expect(Set(fixture.double.acceptedMessages.map(\.connectionID)).count == 3)
+            #expect(fixture.double.tokenRequests.count == 1)  // one access token for every connection
         }
-        #expect(results.filter(\.isDelivered).count == 30)
-        #expect(fixture.double.counters.connections == 3)
-        #expect(Set(fixture.double.acceptedMessages.map(\.connectionID)).count == 3)
-        #expect(fixture.double.tokenRequests.count == 1)  // one access token for every connection
-        try await fixture.shutdown()
     }
 
     @Test func aStalledRequestTimesOutAsARetry() async throws {
         // Every request has 2 s, the token exchange and a new connection's TLS handshake too. When the run starts,
         // every test starts at once on two cores, and those can take longer: the sends around the stalled one are
         // tried again (as the delivery engine would), only the stalled one must be a retry for its deadline.
-        let fixture = try await Fixture.start(timeout: .seconds(2))
-        #expect(await eventually(attempts: 10) { await fixture.send().isDelivered })
-        fixture.double.stallNext()
-        guard case .retry(let reason, nil) = await fixture.send() else { Issue.record("not a retry"); return }
-        #expect(reason.contains("no answer from FCM within 2 s"))
-        #expect(await eventually(attempts: 10) { await fixture.send().isDelivered })
-        try await fixture.shutdown()
+        try await Fixture.with(timeout: .seconds(2)) { fixture in
+            #expect(await eventually(attempts: 10) { await fixture.send().isDelivered })
+            fixture.double.stallNext()
+            guard case .retry(let reason, nil) = await fixture.send() else { Issue.record("not a retry"); return }
+            #expect(reason.contains("no answer from FCM within 2 s"))
+            #expect(await eventually(attempts: 10) { await fixture.send().isDelivered })
+        }
     }
 
     @Test func aRefusedTokenExchangeIsRetriedNotLost() async throws {
-        let fixture = try await Fixture.start()
-        fixture.double.failNextTokenRequests(1, status: 500)
-        #expect(await fixture.send().isRetry)
-        #expect(fixture.double.requests.isEmpty)
-        #expect(await fixture.send().isDelivered)
-        try await fixture.shutdown()
+        try await Fixture.with() { fixture in
+            fixture.double.failNextTokenRequests(1, status: 500)
+            #expect(await fixture.send().isRetry)
+            #expect(fixture.double.requests.isEmpty)
+            #expect(await fixture.send().isDelivered)
+        }
     }
 
     // MARK: Configuration

@@ -147,12 +147,12 @@ public final class SQLiteStore: HeraldStore {
     }
 
     public func activeTokens(platform: Platform) async throws -> [Device.ID: String] {
-        let rows = try await database.read { db in
-            try Row.fetchAll(
+        try await database.read { db -> [Device.ID: String] in
+            let rows = try Row.fetchAll(
                 db, sql: "SELECT id, token FROM device WHERE platform = ? AND is_active = 1 AND token IS NOT NULL",
                 arguments: [platform.rawValue])
+            return try rows.reduce(into: [:]) { tokens, row in tokens[try Self.uuid(row["id"])] = row["token"] }
         }
-        return try rows.reduce(into: [:]) { tokens, row in tokens[try Self.uuid(row["id"])] = row["token"] }
     }
 
     public func device(userIDHash: String) async throws -> Device? {
