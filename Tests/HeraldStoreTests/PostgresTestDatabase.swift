@@ -14,7 +14,9 @@ enum PostgresTestDatabase {
 
     /// A store on a fresh, empty schema.
     static func makeStore() async throws -> PostgresStore {
-        try await PostgresStore(configuration: freshSchema())
+        // A first connection may wait while every test of the run starts at once on two cores: a deadline that means
+        // "never connects", not "connects slowly".
+        try await PostgresStore(configuration: freshSchema(), startupTimeout: .seconds(180))
     }
 
     /// Creates an empty schema and returns a client configuration whose connections work in it.
