@@ -3,9 +3,11 @@ import PostgresNIO
 
 /// The versioned schema of the PostgreSQL store, recorded in `schema_version` (one row per migration applied).
 ///
-/// Migrations run at startup in one transaction under a transaction-scoped advisory lock with a fixed key
-/// (``lockKey``): instances that start together on one database wait for each other, and the second finds the schema
-/// already migrated. A migration, once released, is never edited: add a new one.
+/// Migrations run at startup in one transaction under a transaction-scoped advisory lock keyed by Herald's mark
+/// (``lockClass``) and the schema's name: instances that start together on one schema wait for each other, and the
+/// second finds the schema already migrated; schemas of their own (several deployments in one database, or every test)
+/// do not queue behind each other (with a fixed key, a run's hundred test schemas migrated one at a time, past the
+/// stores' 30 s start-up deadline). A migration, once released, is never edited: add a new one.
 ///
 /// The schema is the SQLite store's at its latest version (devices, notifications with leases, quota counters, API
 /// tokens, the device count), with PostgreSQL's types: `uuid` ids, `bytea` payloads, `boolean` flags and times as
@@ -18,8 +20,9 @@ enum PostgresMigrations {
         var statements: [String]
     }
 
-    /// The key of `pg_advisory_xact_lock` that serialises migrations ("herald" in ASCII).
-    static let lockKey: Int64 = 0x6865_7261_6c64
+    /// The first key of the two-key `pg_advisory_xact_lock` that serialises a schema's migrations ("hera" in ASCII);
+    /// the second is the hash of the schema's name.
+    static let lockClass: Int32 = 0x6865_7261
 
     static let all: [Migration] = [
         Migration(
@@ -212,7 +215,7 @@ enum PostgresMigrations {
 
     private static func migrateLocked(_ client: PostgresClient, logger: Logger) async throws {
         try await client.withTransaction(logger: logger) { connection in
-            try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
+            try await connection.query("SELECT pg_advisory_xact_lock(\(lockClass), hashtext(current_schema()))", logger: logger)
             try await connection.query(
                 """
                 CREATE TABLE IF NOT EXISTS schema_version (
