@@ -29,7 +29,9 @@ struct WebPushHostCapTests {
         let fast = try await WebPushDouble.start()
         let configuration = WebPushConfiguration(
             subject: "mailto:ops@herald.test", vapidPrivateKey: VAPIDKey.generate(), allowedHosts: ["127.0.0.1"],
-            trustedCAPath: silent.caPath, requestTimeout: .seconds(600), maximumPerHost: 2)
+            trustedCAPath: silent.caPath, requestTimeout: .seconds(600), connectTimeout: .seconds(120), maximumPerHost: 2)
+        // Connects get 120 s: at the 5 s default a busy full run once timed out the second held send's TLS handshake
+        // (answered "retry"), and the double never held two.
         let provider = try WebPushProvider(configuration: configuration)
         silent.failNext(2, .init(status: 201, delay: .seconds(600)))  // held until the double shuts down
         let silentDevice = Self.device(silent.makeSubscription())
