@@ -16,49 +16,21 @@ import Synchronization
 public final class RegistrationLimiter: Sendable {
     public static let maximumTrackedAddresses = 10_000
 
-    private struct Bucket {
-        var tokens: Double
-        var updated: Date
-    }
-
-    /// Registrations per minute and address; `nil` for no limit.
     public let perMinute: Int?
-    private let clock: any WallClock
-    private let buckets = Mutex<[String: Bucket]>([:])
+    private let buckets: KeyedTokenBucket<String>?
 
     public init(perMinute: Int?, clock: any WallClock) {
-        self.perMinute = perMinute.flatMap { $0 > 0 ? $0 : nil }
-        self.clock = clock
+        let perMinute = perMinute.flatMap { $0 > 0 ? $0 : nil }
+        self.perMinute = perMinute
+        buckets = perMinute.map {
+            KeyedTokenBucket(capacity: Double($0), perSecond: Double($0) / 60, maximumKeys: Self.maximumTrackedAddresses, clock: clock)
+        }
     }
 
     /// Takes one registration from `client`'s bucket, or throws ``RegistrationError/rateLimited(retryAfterSeconds:)``
     /// with the seconds until one is there again.
     public func take(_ client: String) throws(RegistrationError) {
-        guard let perMinute else { return }
-        let capacity = Double(perMinute)
-        let perSecond = capacity / 60
-        let now = clock.now()
-        let wait: Double? = buckets.withLock { buckets in
-            func level(_ bucket: Bucket) -> Double {
-                min(capacity, bucket.tokens + max(0, now.timeIntervalSince(bucket.updated)) * perSecond)
-            }
-            var bucket = buckets[client].map { Bucket(tokens: level($0), updated: now) } ?? Bucket(tokens: capacity, updated: now)
-            guard bucket.tokens >= 1 else {
-                buckets[client] = bucket
-                return (1 - bucket.tokens) / perSecond
-            }
-            bucket.tokens -= 1
-            if buckets[client] == nil, buckets.count >= Self.maximumTrackedAddresses {
-                buckets = buckets.filter { level($0.value) < capacity }
-                while buckets.count >= Self.maximumTrackedAddresses,
-                    let fullest = buckets.max(by: { level($0.value) < level($1.value) })?.key
-                {
-                    buckets[fullest] = nil
-                }
-            }
-            buckets[client] = bucket
-            return nil
-        }
-        if let wait { throw .rateLimited(retryAfterSeconds: max(1, Int(wait.rounded(.up)))) }
+        guard let wait = buckets?.take(client) else { return }
+        throw .rateLimited(retryAfterSeconds: max(1, Int(wait.rounded(.up))))
     }
 }

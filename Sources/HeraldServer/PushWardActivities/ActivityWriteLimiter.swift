@@ -22,44 +22,20 @@ final class ActivityWriteLimiter: Sendable {
     static let defaultPerSecond = 10.0
     static let maximumTrackedTokens = 10_000
 
-    private struct Bucket {
-        var tokens: Double
-        var updated: Date
-    }
-
     let burst: Int
     let perSecond: Double
-    private let clock: any WallClock
-    private let buckets = Mutex<[UUID: Bucket]>([:])
+    private let buckets: KeyedTokenBucket<UUID>
 
     init(burst: Int = defaultBurst, perSecond: Double = defaultPerSecond, clock: any WallClock) {
         self.burst = max(1, burst)
         self.perSecond = perSecond > 0 ? perSecond : Self.defaultPerSecond
-        self.clock = clock
+        buckets = KeyedTokenBucket(
+            capacity: Double(self.burst), perSecond: self.perSecond, maximumKeys: Self.maximumTrackedTokens, clock: clock)
     }
 
     /// Takes one write from `token`'s bucket, or throws 429 with the milliseconds until one is there again.
     func take(_ token: UUID) throws(ActivityProblem) {
-        let (capacity, perSecond, now) = (Double(burst), perSecond, clock.now())
-        let wait: Double? = buckets.withLock { buckets in
-            func level(_ bucket: Bucket) -> Double {
-                min(capacity, bucket.tokens + max(0, now.timeIntervalSince(bucket.updated)) * perSecond)
-            }
-            var bucket = buckets[token].map { Bucket(tokens: level($0), updated: now) } ?? Bucket(tokens: capacity, updated: now)
-            guard bucket.tokens >= 1 else {
-                buckets[token] = bucket
-                return (1 - bucket.tokens) / perSecond
-            }
-            bucket.tokens -= 1
-            if buckets[token] == nil, buckets.count >= Self.maximumTrackedTokens {
-                buckets = buckets.filter { level($0.value) < capacity }
-                while buckets.count >= Self.maximumTrackedTokens, let fullest = buckets.max(by: { level($0.value) < level($1.value) })?.key {
-                    buckets[fullest] = nil
-                }
-            }
-            buckets[token] = bucket
-            return nil
-        }
-        if let wait { throw .rateLimited(retryAfterMilliseconds: max(1, Int((wait * 1_000).rounded(.up)))) }
+        guard let wait = buckets.take(token) else { return }
+        throw .rateLimited(retryAfterMilliseconds: max(1, Int((wait * 1_000).rounded(.up))))
     }
 }
