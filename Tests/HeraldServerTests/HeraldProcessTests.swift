@@ -38,6 +38,7 @@ struct HeraldProcessTests {
             return text.contains("did not exit within") && text.contains("ignoring SIGTERM")
         }
         #expect(status == 128 + SIGKILL)
-        #expect(ContinuousClock.now - began < .seconds(30))
+        // Not the 120 s default deadline: the 1 s one and the kill (bounded loosely, for a busy machine).
+        #expect(ContinuousClock.now - began < .seconds(100))
     }
 }
