@@ -15,19 +15,28 @@ public enum ActivityChange: Sendable, Equatable {
 }
 
 /// What the rules know about the device that owns the activity, read by the store in the same transaction.
-public struct ActivityDeviceFacts: Sendable, Equatable {
-    /// The device's other ongoing activities (the one being changed left out).
-    public var ongoing: [Activity]
+public struct ActivityDeviceFacts: Sendable {
+    /// Reads the other ongoing activities; called only by a change that starts one (the eviction candidates), so
+    /// that an update does not decode the device's other documents.
+    private let readOngoing: @Sendable () -> [Activity]
     /// How many activities the device holds in all (the one being changed included when it exists).
     public var activityCount: Int
     /// Whether the device has a push-to-start token (else a transition to `ongoing` is 409).
     public var canPushToStart: Bool
 
     public init(ongoing: [Activity] = [], activityCount: Int = 0, canPushToStart: Bool = true) {
-        self.ongoing = ongoing
+        self.init(readingOngoing: { ongoing }, activityCount: activityCount, canPushToStart: canPushToStart)
+    }
+
+    /// Facts whose ongoing activities are read when they are first needed (``ongoing``).
+    public init(readingOngoing: @escaping @Sendable () -> [Activity], activityCount: Int, canPushToStart: Bool) {
+        self.readOngoing = readingOngoing
         self.activityCount = activityCount
         self.canPushToStart = canPushToStart
     }
+
+    /// The device's other ongoing activities (the one being changed left out).
+    public var ongoing: [Activity] { readOngoing() }
 }
 
 /// The answer's `X-Resource-Action`, or that the activity is gone.

@@ -30,8 +30,13 @@ struct ContentReader {
         // can be any number of bytes.
         let maxBytes = ContentLimits.maximumBytes(forCharacters: maxLength)
         if text.utf8.count > maxBytes { throw fail(key, "\(key) must be at most \(maxBytes) bytes of UTF-8, got \(text.utf8.count)") }
-        if let maxLength, text.count > maxLength { throw fail(key, "\(key) must be at most \(maxLength) characters, got \(text.count)") }
-        if text.count < minLength { throw fail(key, "\(key) must be at least \(minLength) characters") }
+        // A grapheme is at least one scalar: counting scalars (no grapheme breaking) settles most strings.
+        if let maxLength, text.unicodeScalars.count > maxLength, text.count > maxLength {
+            throw fail(key, "\(key) must be at most \(maxLength) characters, got \(text.count)")
+        }
+        if minLength > 0, minLength == 1 ? text.isEmpty : text.count < minLength {
+            throw fail(key, "\(key) must be at least \(minLength) characters")
+        }
         return text
     }
 

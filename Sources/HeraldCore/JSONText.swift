@@ -46,8 +46,15 @@ enum JSONText {
 
     static func writeString(_ string: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
-        // Most strings need no escape: copied whole rather than byte by byte.
-        guard string.utf8.contains(where: needsEscape) else {
+        // Most strings need no escape: copied whole rather than byte by byte. The check runs over the contiguous
+        // bytes where the string has them (a closure per byte through `contains(where:)` was 9 % of Herald's CPU
+        // under scenario 10's 2 KB log lines).
+        let isPlain =
+            string.utf8.withContiguousStorageIfAvailable { bytes in
+                for byte in bytes where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return false }
+                return true
+            } ?? !string.utf8.contains(where: needsEscape)
+        if isPlain {
             output.append(contentsOf: string.utf8)
             output.append(UInt8(ascii: "\""))
             return

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import Synchronization
 import Testing
 
 @testable import HeraldActivities
@@ -97,6 +98,30 @@ struct ArithmeticBoundsTests {
         // A document from before the split reads as it always did.
         #expect(try Activity(storedDocument: timeline.storedJSON(), extras: nil as [UInt8]?) == timeline)
         #expect(try freshActivity().storedParts().extras == nil)
+    }
+
+    @Test func extrasWrittenByTheEarlierCodableEncoderReadTheSame() throws {
+        // What `JSONEncoder` (sorted keys) wrote before the extras went through Herald's own JSON text.
+        let earlier = #"{"log_backlog":[{"level":"info","text":"b\u00e9"}],"timeline_history":{"t":[{"timestamp":5,"value":2},{"timestamp":6,"value":2.5}]}}"#
+        let read = try Activity(storedDocument: freshActivity().storedJSON(), extras: Array(earlier.utf8))
+        #expect(read.memory.logBacklog == [["level": "info", "text": "bé"]])
+        #expect(read.memory.timelineHistory == ["t": [TimelinePoint(timestamp: 5, value: 2), TimelinePoint(timestamp: 6, value: 2.5)]])
+        let again = try Activity(storedDocument: read.storedParts().document, extras: read.storedParts().extras)
+        #expect(again.memory == read.memory)
+        #expect(throws: (any Error).self) { try Activity(storedDocument: freshActivity().storedJSON(), extras: Array(#"{"log_backlog":{}}"#.utf8)) }
+    }
+
+    @Test func anUpdateDoesNotReadTheDevicesOtherActivities() throws {
+        let reads = Mutex(0)
+        let facts = ActivityDeviceFacts(
+            readingOngoing: {
+                reads.withLock { $0 += 1 }
+                return []
+            }, activityCount: 1, canPushToStart: true)
+        let started = try #require(try patched(freshActivity(), #"{"state": "ongoing", "content": {"template": "generic", "progress": 0.5}}"#).activity)
+        #expect(started.state == .ongoing)
+        _ = try patched(started, #"{"content": {"progress": 0.6}}"#, device: facts)
+        #expect(reads.withLock { $0 } == 0)
     }
 
     @Test func theLogBacklogIsBoundedInBytesAsWellAsLines() {

@@ -58,8 +58,9 @@ struct ActivityService: Sendable {
                 let existingRecord = neighbourhood.record
                 let existing = existingRecord.flatMap { $0.isTombstone ? nil : try? $0.decodedActivity() }
                 if existing == nil, !mayCreate, case .patch(_, _, upsert: true) = change { throw ActivityProblem.upsertForbidden }
+                let others = neighbourhood.otherOngoing
                 let facts = ActivityDeviceFacts(
-                    ongoing: neighbourhood.otherOngoing.compactMap { try? $0.decodedActivity() }, activityCount: neighbourhood.activityCount,
+                    readingOngoing: { others.compactMap { try? $0.decodedActivity() } }, activityCount: neighbourhood.activityCount,
                     canPushToStart: canPushToStart)
                 let outcome = try ActivityService.apply(rules, change, to: existing, facts: facts, now: now)
                 let writes = try Self.writes(
