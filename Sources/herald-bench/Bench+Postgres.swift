@@ -151,6 +151,12 @@ extension Bench {
         }
         let ledger = APNsLedger(apns)
         let warmups = try await runTogether(loads, ports: ports, duration: plan.warmup, label: "\(label) (warm-up)")
+        // The statistics of a database in service, not of the empty one created for this run (PostgresServer.analyze).
+        do {
+            try await server.analyze(database)
+        } catch {
+            report.note("scenario 7, \(label): ANALYZE failed: \(String(reflecting: error))")
+        }
 
         // The server's processes after the warm-up: Herald's pools have opened their connections by then.
         let processes = try await server.processes(database: database.name)

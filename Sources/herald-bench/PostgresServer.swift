@@ -73,6 +73,18 @@ final class PostgresServer: Sendable {
         }
     }
 
+    /// Runs `ANALYZE` in `database`, as autovacuum does on a database in service: the statistics of a database the
+    /// benchmark created a minute ago describe empty tables, and a prepared statement's generic plan made from them
+    /// (hash-joining every leased notification, say) stays until they change. `ANALYZE` invalidates those plans.
+    func analyze(_ database: Database) async throws {
+        let client = PostgresClient(configuration: try PostgresURL(database.url).clientConfiguration)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            _ = try await client.query("ANALYZE")
+            group.cancelAll()
+        }
+    }
+
     /// The server's processes now, those connected to `database` apart.
     func processes(database: String) async throws -> Processes {
         let rows = try await client.query(
