@@ -3,55 +3,22 @@ import HeraldCore
 import PostgresNIO
 
 extension PostgresStore {
-    /// The sub-select locks the rows it claims and skips those another claim is locking: concurrent claims (from any
-    /// instance) never wait for each other and never take the same notification.
     public func claim(_ ids: [PushNotification.ID], lease: Lease, at now: Date) async throws -> [PushNotification] {
         guard !ids.isEmpty else { return [] }
-        let now = now.timeIntervalSince1970
-        return try await write(
-            """
-            UPDATE notification SET lease_owner = \(lease.owner), lease_expires_at = \(lease.expiresAt.timeIntervalSince1970)
-            WHERE id IN (
-                SELECT id FROM notification
-                WHERE id = ANY(\(ids)) AND status = 'pending' AND next_attempt_at <= \(now)
-                    AND (lease_owner IS NULL OR lease_expires_at <= \(now))
-                FOR UPDATE SKIP LOCKED)
-            RETURNING \(unescaped: Self.notificationColumns)
-            """
-        ).map(Self.notification)
+        return try await write(PostgresLeaseStatements.ClaimByID(ids: ids, lease: lease, now: now))
     }
 
     public func claimPending(deviceID: Device.ID, lease: Lease, at now: Date, limit: Int) async throws -> [PushNotification] {
-        let now = now.timeIntervalSince1970
-        return try await write(
-            """
-            UPDATE notification SET lease_owner = \(lease.owner), lease_expires_at = \(lease.expiresAt.timeIntervalSince1970),
-                parked = false
-            WHERE id IN (
-                SELECT id FROM notification
-                WHERE device_id = \(deviceID) AND status = 'pending' AND (lease_owner IS NULL OR lease_expires_at <= \(now))
-                ORDER BY created_at, id LIMIT \(limit)
-                FOR UPDATE SKIP LOCKED)
-            RETURNING \(unescaped: Self.notificationColumns)
-            """
-        ).map(Self.notification).sorted { ($0.createdAt, $0.id.uuidString) < ($1.createdAt, $1.id.uuidString) }
+        try await write(PostgresLeaseStatements.ClaimPending(deviceID: deviceID, lease: lease, now: now, limit: limit))
+            .sorted { ($0.createdAt, $0.id.uuidString) < ($1.createdAt, $1.id.uuidString) }
     }
 
     public func scheduledAttempts(at now: Date, limit: Int) async throws -> [ScheduledAttempt] {
-        try await read(
-            """
-            SELECT id, next_attempt_at, device_id FROM notification
-            WHERE status = 'pending' AND (lease_owner IS NULL OR lease_expires_at <= \(now.timeIntervalSince1970))
-            ORDER BY next_attempt_at LIMIT \(limit)
-            """
-        ).map { row in
-            let (id, dueAt, deviceID) = try row.decode((UUID, Double, UUID).self)
-            return ScheduledAttempt(id: id, dueAt: Date(timeIntervalSince1970: dueAt), deviceID: deviceID)
-        }
+        try await read(PostgresLeaseStatements.ScheduledAttempts(now: now, limit: limit))
     }
 
     public func renewLeases(owner: String, until expiry: Date) async throws {
-        try await write("UPDATE notification SET lease_expires_at = \(expiry.timeIntervalSince1970) WHERE lease_owner = \(owner)")
+        try await write(PostgresLeaseStatements.RenewLeases(owner: owner, expiry: expiry))
     }
 
     public func releaseLeases(owner: String) async throws {

@@ -109,6 +109,25 @@ public final class PostgresStore: HeraldStore {
         return try await call { try await self.watchingWrites { try await self.client.query(query).collect() } }
     }
 
+    /// Runs one prepared statement that reads (prepared on its connection the first time), and returns its rows.
+    func read<Statement: PostgresPreparedStatement>(_ statement: Statement) async throws -> [Statement.Row] where Statement.Row: Sendable {
+        statements.count()
+        return try await call { try await self.rows(of: statement) }
+    }
+
+    /// Runs one prepared statement that writes (in a transaction of its own), and returns its rows.
+    @discardableResult
+    func write<Statement: PostgresPreparedStatement>(_ statement: Statement) async throws -> [Statement.Row] where Statement.Row: Sendable {
+        statements.count()
+        return try await call { try await self.watchingWrites { try await self.rows(of: statement) } }
+    }
+
+    private func rows<Statement: PostgresPreparedStatement>(of statement: Statement) async throws -> [Statement.Row] {
+        var rows: [Statement.Row] = []
+        for try await row in try await client.execute(statement, logger: logger) { rows.append(row) }
+        return rows
+    }
+
     /// Runs `body` in one transaction. A transaction that PostgreSQL aborted for a deadlock or a serialization
     /// failure (two instances locking the same rows in opposite orders) rolled back entirely and is run again.
     func transaction<Result: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> Result) async throws -> Result {
