@@ -26,7 +26,13 @@ struct GotifyController<Context: RemoteAddressRequestContext>: Sendable {
     @Sendable func message(_ request: Request, context: Context) async throws -> Response {
         let input = try await SenderRequest.read(request, limit: senders.bodyLimit)
         let token = input.header("X-Gotify-Key") ?? input.query["token"] ?? Credentials.bearer(request)
-        let device = try await senders.device(apiToken: token, request: request, context: context)
+        let device: Device
+        do {
+            device = try await senders.device(apiToken: token, request: request, context: context)
+        } catch var error as APIError where error.code == .tokenRequired {
+            error.message = "Gotify's application token is a Herald API token (hrd_…, POST /api/push/tokens): give it as X-Gotify-Key, ?token= or Authorization: Bearer."
+            throw error
+        }
         let message: GotifyMessage
         if let json = input.jsonObject {
             message = try GotifyMessage(json: json)
