@@ -24,7 +24,7 @@ struct NtfyController<Context: RemoteAddressRequestContext>: Sendable {
         guard let json = input.jsonObject else {
             throw APIError.malformedJSON("POST / takes ntfy's JSON message, an object with topic and message")
         }
-        let message = try NtfyMessage(json: json)
+        let message = try NtfyMessage(json: json, request: input)
         return try await send(message, request: request, context: context)
     }
 

@@ -39,12 +39,7 @@ struct NtfyMessage {
 
     /// `PUT/POST /<topic>` and `GET /<topic>/publish`: the body (when there is one) is the message.
     init(topic: String, request input: SenderRequest) throws {
-        func parameter(_ names: [String]) -> String? {
-            for name in names {
-                if let value = input.header(name) ?? input.query[name] { return value }
-            }
-            return nil
-        }
+        func parameter(_ names: [String]) -> String? { Self.parameter(names, in: input) }
         self.topic = topic
         if parameter(Parameter.delay) != nil { throw Self.scheduledSendRefused }
         filename = parameter(Parameter.filename)
@@ -58,43 +53,69 @@ struct NtfyMessage {
         }
         title = try SenderTextRule.title(parameter(Parameter.title), field: "title")
         priority = try Self.priority(parameter(Parameter.priority))
-        tags = (parameter(Parameter.tags) ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        tags = Self.tags(parameter(Parameter.tags))
         click = try parameter(Parameter.click).flatMap { $0.isEmpty ? nil : try SenderURLRule.tap($0, field: "click") }
         attach = try parameter(Parameter.attach).flatMap { $0.isEmpty ? nil : try SenderURLRule.image($0, field: "attach") }
         icon = try parameter(Parameter.icon).flatMap { $0.isEmpty ? nil : try SenderURLRule.image($0, field: "icon") }
-        let markdownParameter = parameter(Parameter.markdown)?.lowercased()
-        markdown = ["1", "yes", "true"].contains(markdownParameter ?? "")
-            || input.headers[.contentType]?.lowercased().hasPrefix("text/markdown") == true
+        markdown = Self.isMarkdown(parameter(Parameter.markdown), input: input)
         actions = try parameter(Parameter.actions).map(NtfyAction.parse(header:)) ?? []
         try finish()
     }
 
     /// `POST /` with ntfy's JSON: `topic` (required), `message`, `title`, `priority` (a number), `tags`, `click`,
     /// `actions`, `attach`, `filename`, `icon`, `markdown`, `delay`; `email`, `call`, `cache`, `firebase` are ignored.
-    init(json: JSONObject) throws {
+    /// A member the JSON leaves out is read from the headers and query parameters, as ntfy's server does (Apprise's
+    /// `ntfy://` sends its priority, tags and click URL as `X-Priority`, `X-Tags`, `X-Click` beside the JSON).
+    init(json: JSONObject, request input: SenderRequest) throws {
+        func parameter(_ names: [String]) -> String? { Self.parameter(names, in: input) }
         let fields = FieldReader(json)
         topic = try fields.requiredNonEmptyString("topic")
-        if fields.value("delay") != nil || fields.value("at") != nil || fields.value("in") != nil { throw Self.scheduledSendRefused }
+        if fields.value("delay") != nil || fields.value("at") != nil || fields.value("in") != nil || parameter(Parameter.delay) != nil {
+            throw Self.scheduledSendRefused
+        }
         message = try fields.optionalString("message") ?? ""
-        title = try SenderTextRule.title(fields.optionalString("title"), field: "title")
+        title = try SenderTextRule.title(fields.optionalString("title") ?? parameter(Parameter.title), field: "title")
         switch fields.value("priority") {
-        case nil: priority = 3
+        case nil: priority = try Self.priority(parameter(Parameter.priority))
         case .int(let value)?: priority = try Self.priority(String(value))
         case .string(let value)?: priority = try Self.priority(value)
         default: throw Self.invalidPriority
         }
-        tags = try fields.optionalStringArray("tags") ?? []
-        click = try fields.optionalString("click").map { try SenderURLRule.tap($0, field: "click") }
-        attach = try fields.optionalString("attach").map { try SenderURLRule.image($0, field: "attach") }
-        icon = try fields.optionalString("icon").map { try SenderURLRule.image($0, field: "icon") }
-        filename = try fields.optionalString("filename")
-        markdown = try fields.optionalBool("markdown") ?? false
+        tags = try fields.optionalStringArray("tags") ?? Self.tags(parameter(Parameter.tags))
+        click = try (fields.optionalString("click") ?? parameter(Parameter.click)).flatMap {
+            $0.isEmpty ? nil : try SenderURLRule.tap($0, field: "click")
+        }
+        attach = try (fields.optionalString("attach") ?? parameter(Parameter.attach)).flatMap {
+            $0.isEmpty ? nil : try SenderURLRule.image($0, field: "attach")
+        }
+        icon = try (fields.optionalString("icon") ?? parameter(Parameter.icon)).flatMap {
+            $0.isEmpty ? nil : try SenderURLRule.image($0, field: "icon")
+        }
+        filename = try fields.optionalString("filename") ?? parameter(Parameter.filename)
+        markdown = try fields.optionalBool("markdown") ?? Self.isMarkdown(parameter(Parameter.markdown), input: input)
         switch fields.value("actions") {
-        case nil: actions = []
+        case nil: actions = try parameter(Parameter.actions).map(NtfyAction.parse(header:)) ?? []
         case .array(let elements)?: actions = try NtfyAction.parse(json: elements)
         default: throw APIError.invalidField("actions", "actions must be an array of action objects.")
         }
         try finish()
+    }
+
+    /// ntfy's `readParam`: each name as a header (case-insensitive, RFC 2047 decoded), then as a query parameter.
+    static func parameter(_ names: [String], in input: SenderRequest) -> String? {
+        for name in names {
+            if let value = input.header(name) ?? input.query[name] { return value }
+        }
+        return nil
+    }
+
+    static func tags(_ text: String?) -> [String] {
+        (text ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    static func isMarkdown(_ parameter: String?, input: SenderRequest) -> Bool {
+        ["1", "yes", "true"].contains(parameter?.lowercased() ?? "")
+            || input.headers[.contentType]?.lowercased().hasPrefix("text/markdown") == true
     }
 
     private mutating func finish() throws {
