@@ -128,6 +128,40 @@ struct NtfyPublishTests {
         try await apns.shutdown()
     }
 
+    /// What `aiontfy` (Home Assistant's ntfy library; Python 3.12+, so not run here) sends and reads: `Message.to_dict()`
+    /// with every member, `null` where unset, posted to `/`; the answer read as its `Notification` (id, time, event, topic
+    /// required; priority 1–5; actions with `action`, `label`, `url`), errors handed to `raise_http_error(code, http,
+    /// error, link)`, which takes no other member.
+    @Test func aiontfysPublishAndItsReadingOfTheAnswer() async throws {
+        let apns = try await APNsTestServer.start()
+        try await apns.server.run { client in
+            let topic = try await client.register(token: Fixtures.apnsToken(0x65)).userID
+            let body = """
+                {"topic": "\(topic)", "message": "Washer finished", "title": "Laundry", "tags": ["tada"], "priority": 4,
+                 "actions": [{"action": "http", "label": "Ack", "url": "https://ha.lan/api/ack", "method": "POST", "headers": null,
+                              "body": null, "clear": false}],
+                 "click": null, "attach": null, "markdown": false, "icon": null, "filename": null, "delay": null, "email": null,
+                 "call": null, "sequence_id": "laundry"}
+                """
+            let response = try await client.post("/", body)
+            #expect(response.status == .ok)
+            let json = try response.json()
+            #expect(json["id"]?.stringValue != nil && json["time"]?.doubleValue != nil && json["event"] == "message")
+            #expect(json["topic"] == .string(topic) && json["priority"] == 4 && json["sequence_id"] == "laundry")
+            let action = try #require(json["actions"]?.arrayValue?.first?.objectValue)
+            #expect(action["action"] == "http" && action["label"] == "Ack" && action["url"] == "https://ha.lan/api/ack")
+            let push = try #require(await apns.acceptedPush(id: json["id"]?.stringValue))
+            #expect(push.header("apns-collapse-id") == "laundry")
+            let payload = try #require(try JSONValue.decode(push.body).objectValue)
+            #expect(payload.aps["alert"] == ["title": "🎉 Laundry", "body": "Washer finished"])
+            #expect(payload.aps["interruption-level"] == "time-sensitive")
+
+            let refused = try await client.post("/", #"{"topic": "\#(topic)", "message": "x", "priority": 7}"#)
+            #expect(Set(try refused.json().keys) == ["code", "http", "error", "link"])
+        }
+        try await apns.shutdown()
+    }
+
     @Test func refusalsAreNtfysErrorsNeverA500() async throws {
         let server = try TestServer()
         try await server.run { client in

@@ -39,6 +39,7 @@ enum NtfyAnswers {
         }
         body["icon"] = message.icon.map(JSONValue.string)
         if message.markdown { body["content_type"] = "text/markdown" }
+        body["sequence_id"] = message.sequenceID.map(JSONValue.string)
         var headers = SendAnswers.headers(receipt.quota, now: notification.createdAt)
         headers[.init("X-Herald-Status")!] = receipt.statusWord
         return JSONResponse.make(status: .ok, body: body, headers: headers)

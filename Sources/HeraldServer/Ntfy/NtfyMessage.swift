@@ -21,6 +21,9 @@ struct NtfyMessage {
     var filename: String?
     var icon: String?
     var markdown: Bool
+    /// ntfy's sequence id (`X-Sequence-ID`, `sid`, JSON `sequence_id`), which updates an earlier message: Herald's
+    /// collapse id, so that the later notification replaces the earlier one on the phone.
+    var sequenceID: String?
 
     /// The parameter names of ntfy's table that Herald reads, canonical first.
     enum Parameter {
@@ -35,6 +38,7 @@ struct NtfyMessage {
         static let markdown = ["x-markdown", "markdown", "md"]
         static let icon = ["x-icon", "icon"]
         static let filename = ["x-filename", "filename", "file", "f"]
+        static let sequenceID = ["x-sequence-id", "sequence-id", "sid"]
     }
 
     /// `PUT/POST /<topic>` and `GET /<topic>/publish`: the body (when there is one) is the message.
@@ -58,6 +62,7 @@ struct NtfyMessage {
         attach = try parameter(Parameter.attach).flatMap { $0.isEmpty ? nil : try SenderURLRule.image($0, field: "attach") }
         icon = try parameter(Parameter.icon).flatMap { $0.isEmpty ? nil : try SenderURLRule.image($0, field: "icon") }
         markdown = Self.isMarkdown(parameter(Parameter.markdown), input: input)
+        sequenceID = try SenderTextRule.collapseID(parameter(Parameter.sequenceID), field: "sequence_id")
         actions = try parameter(Parameter.actions).map(NtfyAction.parse(header:)) ?? []
         try finish()
     }
@@ -93,6 +98,8 @@ struct NtfyMessage {
         }
         filename = try fields.optionalString("filename") ?? parameter(Parameter.filename)
         markdown = try fields.optionalBool("markdown") ?? Self.isMarkdown(parameter(Parameter.markdown), input: input)
+        sequenceID = try SenderTextRule.collapseID(
+            fields.optionalString("sequence_id") ?? parameter(Parameter.sequenceID), field: "sequence_id")
         switch fields.value("actions") {
         case nil: actions = try parameter(Parameter.actions).map(NtfyAction.parse(header:)) ?? []
         case .array(let elements)?: actions = try NtfyAction.parse(json: elements)
@@ -177,6 +184,6 @@ struct NtfyMessage {
         let content = NotificationContent(
             title: shownTitle, body: shownMessage, sound: level == .passive ? nil : .default, level: level, imageURL: attach,
             hasMedia: attach != nil, actions: actions.compactMap { $0.herald.json.objectValue }, tapURL: click, data: data)
-        return NotificationDraft(pushType: .alert, priority: level == .passive ? 5 : 10, content: content)
+        return NotificationDraft(pushType: .alert, priority: level == .passive ? 5 : 10, collapseID: sequenceID, content: content)
     }
 }
