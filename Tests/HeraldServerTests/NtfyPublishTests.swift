@@ -223,9 +223,17 @@ struct NtfyPublishTests {
                 #expect(response.status == .notFound, "\(path)")
                 #expect(try response.json()["code"] == "not_found", "\(path)")
             }
-            // GET /<USER_ID> without a body parameter, DELETE: not a send.
-            #expect(try await client.execute(uri: "/\(owner.userID)", method: .get).status == .notFound)
-            #expect(try await client.execute(uri: "/\(owner.userID)", method: .delete).status == .notFound)
+            // GET /<USER_ID> without a body is Bark's 400; another method is a 405 that names the senders' methods.
+            let noBody = try await client.execute(uri: "/\(owner.userID)", method: .get)
+            #expect(noBody.status == .badRequest)
+            #expect(try noBody.json()["message"]?.stringValue?.contains("body") == true)
+            for (path, allow) in [("/\(owner.userID)", "GET, POST, PUT"), ("/\(owner.userID)/publish", "GET, POST, PUT"), ("/\(owner.userID)/t/b", "GET, POST")] {
+                let response = try await client.execute(uri: path, method: .delete)
+                #expect(response.status == .methodNotAllowed && response.headers[.allow] == allow, "\(path)")
+                #expect(try response.json()["code"] == "method_not_allowed")
+            }
+            // More than four segments: not a sender's path.
+            #expect(try await client.execute(uri: "/\(owner.userID)/a/b/c/d", method: .get).status == .notFound)
             // Herald's own send APIs still answer as before.
             #expect(try await client.notify(owner.userID).status == .created)
         }

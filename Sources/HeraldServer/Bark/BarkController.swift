@@ -30,7 +30,7 @@ struct BarkController<Context: RemoteAddressRequestContext>: Sendable {
         let parameters: [String: String]
         var keys: [String]
         if let json = input.jsonObject {
-            parameters = BarkMessage.parameters(json: json)
+            parameters = try BarkMessage.parameters(json: json)
             let fields = FieldReader(json)
             keys = try fields.optionalStringArray("device_keys") ?? []
             if let key = try fields.optionalString("device_key") { keys.insert(key, at: 0) }
@@ -66,7 +66,7 @@ struct BarkController<Context: RemoteAddressRequestContext>: Sendable {
     func pathPush(segments: [String], input: SenderRequest, request: Request, context: Context) async throws -> Response {
         var parameters = input.query
         if let json = input.jsonObject {
-            parameters.merge(BarkMessage.parameters(json: json)) { _, body in body }
+            parameters.merge(try BarkMessage.parameters(json: json)) { _, body in body }
         } else if let form = input.form {
             parameters.merge(form) { _, body in body }
         }

@@ -28,13 +28,14 @@ struct BarkMessage {
             guard let value = parameters[name], !value.isEmpty else { return nil }
             return value
         }
-        title = try SenderTextRule.title(pathTitle ?? value("title"), field: "title")
-        subtitle = try SenderTextRule.title(pathSubtitle ?? value("subtitle"), field: "subtitle")
-        guard let body = pathBody ?? value("body") ?? value("message") ?? value("content") else {
+        func nonEmpty(_ segment: String?) -> String? { segment.flatMap { $0.isEmpty ? nil : $0 } }
+        title = try SenderTextRule.title(nonEmpty(pathTitle) ?? value("title"), field: "title")
+        subtitle = try SenderTextRule.title(nonEmpty(pathSubtitle) ?? value("subtitle"), field: "subtitle")
+        guard let body = nonEmpty(pathBody) ?? value("body") ?? value("message") ?? value("content") else {
             throw APIError.invalidField("body", "body is required (in the path, the query, a form or JSON).")
         }
         self.body = body
-        if let raw = value("level") {
+        if let raw = parameters["level"] {
             guard let level = Self.levels[raw.lowercased()] else {
                 throw APIError.invalidField("level", "level must be active, timeSensitive, passive or critical; got \"\(raw)\".")
             }
@@ -62,8 +63,9 @@ struct BarkMessage {
         id = try SenderTextRule.collapseID(value("id"), field: "id")
     }
 
-    /// Bark's parameters from a JSON object: strings as they are, numbers and booleans as their text.
-    static func parameters(json: JSONObject) -> [String: String] {
+    /// Bark's parameters from a JSON object: strings as they are, numbers and booleans as their text (Bark's clients
+    /// send `badge` as a number); an array or object for one of Bark's parameters is a 400 naming it.
+    static func parameters(json: JSONObject) throws -> [String: String] {
         var result: [String: String] = [:]
         for (name, value) in json {
             switch value {
@@ -71,11 +73,20 @@ struct BarkMessage {
             case .int(let number): result[name.lowercased()] = String(number)
             case .double(let number) where number.isFinite: result[name.lowercased()] = String(number)
             case .bool(let flag): result[name.lowercased()] = flag ? "1" : "0"
-            default: continue
+            case .null: continue
+            default:
+                guard !known.contains(name.lowercased()) else {
+                    throw APIError.invalidField(name, "\(name) must be a string, a number or a boolean.")
+                }
             }
         }
         return result
     }
+
+    /// The parameters Herald reads (the others are ignored, whatever their type).
+    static let known: Set<String> = [
+        "title", "subtitle", "body", "message", "content", "level", "sound", "badge", "icon", "image", "group", "url", "id", "device_key",
+    ]
 
     /// The notification: the level (critical sounds at full volume and counts against the daily limit of critical alerts),
     /// `group` as the thread, `id` as the collapse id (a later push with the same id replaces it), the image, the tap URL,

@@ -79,10 +79,9 @@ struct GotifyMessage {
         case .int(let value)?: priority = try Self.priority(value)
         case .double(let value)? where value.isFinite && value.rounded() == value && abs(value) < 1_000:
             priority = try Self.priority(Int(value))
-        case .string(let text)?: priority = try Self.priority(Int(text) ?? -1)
         default: throw Self.invalidPriority
         }
-        let extras = try fields.optionalObject("extras")
+        let extras = try fields.optionalObject("extras", emptyStringIsAbsent: false)
         self.extras = extras?.object ?? [:]
         let notification = try extras?.optionalObject("client::notification")
         click = try notification?.optionalObject("click")?.optionalString("url").map {

@@ -6,8 +6,8 @@ import Hummingbird
 /// The paths ntfy and Bark put a topic or device key first in (`/<topic>`, `/<topic>/publish`, `/<key>/<body>`, …),
 /// which share the root with Herald's own routes. Added to the router after every route, so it wraps only the router's
 /// "no route" answer: a request that a route of Herald's takes never reaches it. It takes a request only when the
-/// path's first segment has the form of a USER_ID (64 hexadecimal characters), which no route of Herald's starts with;
-/// any other request goes on to the 404 (or 405) it had before.
+/// path's first segment has the form of a USER_ID (64 hexadecimal characters), which no route of Herald's starts with,
+/// and at most four segments; any other request goes on to the 404 (or 405) it had before.
 ///
 /// | Method and path | Dialect |
 /// |---|---|
@@ -17,7 +17,8 @@ import Hummingbird
 /// | `GET/PUT/POST /<id>/publish`, `/send`, `/trigger` | ntfy |
 /// | `GET /<id>/json`, `/sse`, `/raw`, `/ws`, `/auth` | ntfy's subscriptions: 404 in ntfy's shape (Herald delivers to apps) |
 /// | `GET/POST /<id>/<body>`, `/<id>/<title>/<body>`, `/<id>/<title>/<subtitle>/<body>` | Bark |
-/// | `GET /<id>` with a `body` query parameter | Bark |
+/// | `GET /<id>` (the parameters in the query) | Bark |
+/// | any other method | 405 with `Allow` |
 ///
 /// `curl -d "text"` sends its text as a form (`application/x-www-form-urlencoded`): such a body is Bark's only when it
 /// parses as form fields with `body` among them, so ntfy's `curl -d "Backup done" herald/<id>` stays ntfy's.
@@ -31,17 +32,20 @@ struct SenderPathMiddleware<Context: RemoteAddressRequestContext>: RouterMiddlew
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let raw = request.uri.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-        guard let first = raw.first, UserID.accepts(String(first)), raw.count <= 4,
-            [.get, .post, .put].contains(request.method)
-        else { return try await next(request, context) }
+        guard let first = raw.first, UserID.accepts(String(first)), raw.count <= 4 else { return try await next(request, context) }
         let segments = raw.map { $0.removingPercentEncoding ?? String($0) }
         let verb = segments.count == 2 ? segments[1].lowercased() : nil
+        let isNtfyVerb = verb.map(Self.ntfyPublishVerbs.contains) ?? false
+        // These paths are the senders': another method is a 405 that says which ones they take, as for Herald's routes.
+        let allowed: [HTTPRequest.Method] = segments.count == 1 || isNtfyVerb ? [.get, .post, .put] : [.get, .post]
+        guard allowed.contains(request.method) else {
+            throw APIError.methodNotAllowed(allow: allowed.map(\.rawValue).joined(separator: ", "))
+        }
         if let verb, Self.ntfySubscribeVerbs.contains(verb), request.method == .get {
             throw Self.shaped(
                 APIError.notFound("Herald does not serve ntfy subscriptions: it delivers to its apps, browsers and WebSocket clients."),
                 .ntfy)
         }
-        let isNtfyVerb = verb.map(Self.ntfyPublishVerbs.contains) ?? false
         if segments.count == 1 && request.method == .put || isNtfyVerb {
             return try await shaping(.ntfy) {
                 let input = try await SenderRequest.read(request, limit: bodyLimit)
@@ -55,8 +59,6 @@ struct SenderPathMiddleware<Context: RemoteAddressRequestContext>: RouterMiddlew
             }
             return try await shaping(.ntfy) { try await ntfy.publish(topic: segments[0], input: input, request: request, context: context) }
         }
-        guard request.method != .put else { return try await next(request, context) }
-        if segments.count == 1, SenderRequest.pairs(request.uri.query ?? "")["body"] == nil { return try await next(request, context) }
         return try await shaping(.bark) {
             let input = try await SenderRequest.read(request, limit: bodyLimit)
             return try await bark.pathPush(segments: segments, input: input, request: request, context: context)
