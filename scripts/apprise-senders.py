@@ -1,10 +1,11 @@
-"""Apprise's ntfy://, gotify://, bark:// and herald:// (contrib/apprise/herald.py) against Herald at BASE: each
-notification is sent through Apprise's own code and checked in what Herald stored for the phone, as the owner's
+"""Apprise's ntfy://, gotify://, bark:// and herald:// (contrib/apprise/herald.py) against Herald at BASE, then curl
+lines of ntfy's documentation: each notification is checked in what Herald stored for the phone, as the owner's
 GET /api/push/notifications shows it (the document the device receives). Run by scripts/apprise-senders.sh."""
 
 import base64
 import json
 import os
+import subprocess
 import sys
 import urllib.request
 
@@ -77,6 +78,26 @@ check(item.get("level") == "passive" and item.get("image") == "https://example.c
 check(item.get("url") == "https://example.com/open" and item.get("tag") == "door-1", f"herald:// click URL and collapse id: {item}")
 item = send(f"herald://{token}@{HOST_PORT}/", "Job failed", "CI", plugin=True, notify_type=apprise.NotifyType.FAILURE)
 check(item.get("level") == "time-sensitive", f"herald:// failure is time-sensitive: {item}")
+
+# curl lines copied from ntfy's documentation (docs/publish.md), the host and topic replaced.
+
+def curl(*arguments):
+    result = subprocess.run(["curl", "-sS", "--max-time", "15", *arguments], capture_output=True, text=True)
+    check(result.returncode == 0, f"curl {' '.join(arguments)[:80]} ran")
+    return json.loads(result.stdout or "{}")
+
+
+answer = curl("-d", "Backup successful 😀", f"{BASE}/{user_id}")
+check(answer.get("event") == "message", f"curl -d: ntfy's answer {answer}")
+item = latest()
+check(item.get("body") == "Backup successful 😀", f"curl -d: the body reached the phone: {item}")
+curl("-H", "Title: Unauthorized access detected", "-H", "Priority: urgent", "-H", "Tags: warning,skull",
+     "-d", "Remote access to phils-laptop detected. Act right away.", f"{BASE}/{user_id}")
+item = latest()
+check(item.get("title") == "⚠️💀 Unauthorized access detected" and item.get("level") == "time-sensitive", f"curl -H: {item}")
+curl(f"{BASE}/{user_id}/publish?message=Door+opened&priority=low&tags=door")
+item = latest()
+check(item.get("body") == "🚪 Door opened" and item.get("level") == "passive", f"curl GET /publish: {item}")
 
 if failures:
     print(f"{len(failures)} check(s) failed", file=sys.stderr)

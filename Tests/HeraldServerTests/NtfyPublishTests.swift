@@ -166,7 +166,9 @@ struct NtfyPublishTests {
         let server = try TestServer()
         try await server.run { client in
             let topic = try await client.register().userID
-            func expectNtfyError(_ response: TestResponse, status: Int, code: Int, mentioning words: String..., sourceLocation: SourceLocation = #_sourceLocation) throws {
+            func expectNtfyError(
+                _ response: TestResponse, status: Int, code: Int, mentioning words: String..., sourceLocation: SourceLocation = #_sourceLocation
+            ) throws {
                 #expect(response.status.code == status, sourceLocation: sourceLocation)
                 let json = try response.json()
                 #expect(Set(json.keys) == ["code", "http", "error", "link"], sourceLocation: sourceLocation)
