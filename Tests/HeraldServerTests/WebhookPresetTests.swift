@@ -96,6 +96,26 @@ struct WebhookPresetTests {
         try await apns.shutdown()
     }
 
+    @Test func theSendersAreCountedAsOneDialectWithoutTheirCredentials() async throws {
+        let server = try TestServer()
+        let (text, secrets) = try await server.run { client in
+            let owner = try await client.register()
+            let token = try await client.createToken(for: owner).token
+            #expect(try await client.ntfy("/\(owner.userID)", body: "ntfy").status == .ok)
+            #expect(try await client.post("/", #"{"topic": "\#(owner.userID)", "message": "ntfy JSON"}"#).status == .ok)
+            #expect(try await client.post("/push", #"{"device_key": "\#(owner.userID)", "body": "Bark"}"#).status == .ok)
+            #expect(try await client.post("/message?token=\(token)", #"{"message": "Gotify"}"#).status == .ok)
+            #expect(try await client.post("/api/push/hooks/generic?token=\(token)", #"{"message": "hook"}"#).status == .created)
+            #expect(try await client.post("/push", #"{"device_key": "\#(owner.userID)"}"#).status == .badRequest)
+            let response = try await client.execute(uri: "/metrics", method: .get)
+            return (String(decoding: response.body.readableBytesView, as: UTF8.self), [owner.userID, token])
+        }
+        for secret in secrets { #expect(!text.contains(secret), "a credential in the exposition") }
+        let samples = Exposition(text)
+        #expect(samples["herald_notifications_accepted_total{dialect=\"senders\"}"] == 5)
+        #expect(samples["herald_notifications_rejected_total{dialect=\"senders\",reason=\"invalid_field\"}"] == 1)
+    }
+
     @Test func refusalsAreHeraldsAnswers() async throws {
         let server = try TestServer()
         try await server.run { client in
