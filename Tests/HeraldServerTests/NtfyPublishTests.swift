@@ -3,7 +3,9 @@ import HTTPTypes
 import HeraldCore
 import HeraldServer
 import HeraldTesting
+import Hummingbird
 import HummingbirdTesting
+import Logging
 import NIOCore
 import Testing
 
@@ -239,6 +241,24 @@ struct NtfyPublishTests {
             // Herald's own send APIs still answer as before.
             #expect(try await client.notify(owner.userID).status == .created)
         }
+    }
+
+    @Test func theAccessLogNamesTheTemplateNeverTheUSERID() async throws {
+        let server = try TestServer()
+        let log = RecordingLogHandler.Records()
+        var logger = Logger(label: "herald") { _ in RecordingLogHandler(records: log) }
+        logger.logLevel = .info
+        let app = try await buildApplication(server.configuration, clock: server.clock, logger: logger)
+        let userID = try await app.test(.live) { client in
+            let userID = try await client.register().userID
+            #expect(try await client.ntfy("/\(userID)", body: "ntfy").status == .ok)
+            #expect(try await client.execute(uri: "/\(userID)/publish?m=x", method: .get).status == .ok)
+            #expect(try await client.execute(uri: "/\(userID)/T/B", method: .get).status == .ok)
+            return userID
+        }
+        let routes = log.all.filter { $0.message == "Request" }.compactMap { $0.metadata["route"] }
+        #expect(routes.suffix(3) == ["/{topic}", "/{topic}/publish", "/{key}/{title}/{body}"])
+        #expect(!log.all.contains { record in record.message.contains(userID) || record.metadata.values.contains { $0.contains(userID) } })
     }
 
     @Test func barkOrNtfyAtASingleSegment() async throws {

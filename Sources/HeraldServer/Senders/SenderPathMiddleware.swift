@@ -41,6 +41,8 @@ struct SenderPathMiddleware<Context: RemoteAddressRequestContext>: RouterMiddlew
         guard allowed.contains(request.method) else {
             throw APIError.methodNotAllowed(allow: allowed.map(\.rawValue).joined(separator: ", "))
         }
+        // The access log and the metrics name the route's template, never the USER_ID in the path (a credential).
+        context.coreContext.endpointPath.value = Self.template(segments: segments.count, ntfyVerb: isNtfyVerb)
         if let verb, Self.ntfySubscribeVerbs.contains(verb), request.method == .get {
             throw Self.shaped(
                 APIError.notFound("Herald does not serve ntfy subscriptions: it delivers to its apps, browsers and WebSocket clients."),
@@ -62,6 +64,16 @@ struct SenderPathMiddleware<Context: RemoteAddressRequestContext>: RouterMiddlew
         return try await shaping(.bark) {
             let input = try await SenderRequest.read(request, limit: bodyLimit)
             return try await bark.pathPush(segments: segments, input: input, request: request, context: context)
+        }
+    }
+
+    /// The route template of a sender's path with `segments` segments, as the access log shows it.
+    static func template(segments: Int, ntfyVerb: Bool) -> String {
+        switch segments {
+        case 1: "/{topic}"
+        case 2: ntfyVerb ? "/{topic}/publish" : "/{key}/{body}"
+        case 3: "/{key}/{title}/{body}"
+        default: "/{key}/{title}/{subtitle}/{body}"
         }
     }
 
