@@ -19,7 +19,8 @@ def _half(value):
 @schemathesis.hook
 def map_body(ctx, body):
     if isinstance(body, dict):
-        for key in ("user_id", "push_token"):
+        # ntfy's JSON topic and Bark's device key are USER_IDs too (docs/senders.md).
+        for key in ("user_id", "push_token", "topic", "device_key"):
             if _half(body.get(key)):
                 body[key] = USER_ID
     return body
@@ -29,4 +30,7 @@ def map_body(ctx, body):
 def map_path_parameters(ctx, parameters):
     if parameters and ctx.operation.path == "/api/push/notifications/{id}" and _half(parameters.get("id")):
         parameters["id"] = NOTIFICATION_ID
+    # ntfy's topic (and Bark's key at /{topic}) in the path.
+    if parameters and ctx.operation.path in ("/{topic}", "/{topic}/publish") and _half(parameters.get("topic")):
+        parameters["topic"] = USER_ID
     return parameters

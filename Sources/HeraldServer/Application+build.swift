@@ -231,6 +231,17 @@ func buildRouters(
     webSocket.addRoutes(to: router)
     RecentNotificationsController(store: store, directory: directory, credentials: credentials).addRoutes(to: api)
     WebAppController().addRoutes(to: router)
+    // The senders other tools speak (issue 42, docs/senders.md): ntfy, Gotify, Bark and the webhook presets. The
+    // middleware, added after every route, takes only what no route took (ntfy's and Bark's `/<USER_ID>/…` paths).
+    let senders = SenderDelivery(
+        pipeline: pipeline, directory: directory, credentials: credentials, tokens: tokens, clock: clock, bodyLimit: bodyLimit)
+    let ntfy = NtfyController<HeraldRequestContext>(senders: senders)
+    let bark = BarkController<HeraldRequestContext>(senders: senders)
+    ntfy.addRoutes(to: router)
+    bark.addRoutes(to: router)
+    GotifyController(senders: senders).addRoutes(to: router)
+    HookController(senders: senders).addRoutes(to: api)
+    router.add(middleware: SenderPathMiddleware(ntfy: ntfy, bark: bark, bodyLimit: bodyLimit))
     return (router, webSocket)
 }
 

@@ -22,6 +22,8 @@ struct OpenAPITests {
                 "/api/push/homeassistant/rate_limits", "/api/push/tokens", "/api/push/tokens/{idOrName}", "/notifications",
                 "/api/push/websocket", "/openapi.yaml", "/healthz", "/readyz", "/metrics", "/health", "/auth/me",
                 "/api/push/webpush/key", "/api/push/activities/{slug}/token",
+                // The senders (docs/senders.md).
+                "/", "/{topic}", "/{topic}/publish", "/{key}/{title}/{body}", "/message", "/push", "/api/push/hooks/{preset}",
             ])
         }
     }

@@ -49,6 +49,8 @@ struct ServerMetrics: Sendable {
         case homeAssistant = "homeassistant"
         /// `POST /notifications`.
         case notifications
+        /// The senders other tools speak (docs/senders.md): ntfy, Gotify, Bark and the webhook presets.
+        case senders
 
         /// The dialect of a `POST` to `path`, if it is a send.
         init?(path: String) {
@@ -56,6 +58,9 @@ struct ServerMetrics: Sendable {
             case "/api/push/notify": self = .notify
             case "/api/push/homeassistant": self = .homeAssistant
             case "/notifications": self = .notifications
+            case "/", "/message", "/push": self = .senders
+            case _ where path.hasPrefix("/api/push/hooks/"): self = .senders
+            case _ where path.split(separator: "/").first.map({ UserID.accepts(String($0)) }) ?? false: self = .senders
             default: return nil
             }
         }

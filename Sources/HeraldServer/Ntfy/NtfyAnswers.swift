@@ -1,0 +1,74 @@
+import Foundation
+import HTTPTypes
+import HeraldCore
+import Hummingbird
+
+extension ErrorShape {
+    /// ntfy's error body (its `errors.go`): `{"code": 40001, "http": 400, "error": "…", "link": "…"}`, the code being the
+    /// status times 100 plus a number; ntfy's clients (Home Assistant's `aiontfy`) read it.
+    static let ntfy = ErrorShape(name: "ntfy") { error in
+        var body: JSONObject = [
+            "code": .int(NtfyAnswers.code(of: error)), "http": .int(error.status.code), "error": .string(error.message),
+        ]
+        body["link"] = .string(NtfyAnswers.link(of: error))
+        return body
+    }
+}
+
+/// ntfy's answers: the published message, and the numbers of its errors.
+enum NtfyAnswers {
+    /// `200` with the message as ntfy's server returns it (`{id, time, expires, event: "message", topic, …}`). The `id`
+    /// is Herald's notification id, usable with `GET /api/push/notifications/{id}`.
+    static func published(_ message: NtfyMessage, receipt: SendReceipt) -> Response {
+        let notification = receipt.notification
+        var body: JSONObject = [
+            "id": .string(notification.id.lowercasedText),
+            "time": .int(Int(notification.createdAt.timeIntervalSince1970)),
+            "expires": .int(Int(notification.expiresAt.timeIntervalSince1970)),
+            "event": "message", "topic": .string(message.topic), "message": .string(message.message),
+        ]
+        body["title"] = message.title.map(JSONValue.string)
+        if message.priority != 3 { body["priority"] = .int(message.priority) }
+        if !message.tags.isEmpty { body["tags"] = .array(message.tags.map(JSONValue.string)) }
+        body["click"] = message.click.map(JSONValue.string)
+        if !message.actions.isEmpty { body["actions"] = .array(message.actions.map(\.json)) }
+        if let attach = message.attach {
+            var attachment: JSONObject = ["url": .string(attach)]
+            attachment["name"] = .string(message.filename ?? URL(string: attach)?.lastPathComponent ?? "attachment")
+            body["attachment"] = .object(attachment)
+        }
+        body["icon"] = message.icon.map(JSONValue.string)
+        if message.markdown { body["content_type"] = "text/markdown" }
+        body["sequence_id"] = message.sequenceID.map(JSONValue.string)
+        var headers = SendAnswers.headers(receipt.quota, now: notification.createdAt)
+        headers[.init("X-Herald-Status")!] = receipt.statusWord
+        return JSONResponse.make(status: .ok, body: body, headers: headers)
+    }
+
+    /// ntfy's code for a refusal: its own numbers where ntfy has one for the same refusal, else the status times 100 + 1.
+    static func code(of error: APIError) -> Int {
+        switch (error.code, error.field) {
+        case (.invalidField, "priority"?): 40007
+        case (.invalidField, "delay"?): 40004
+        case (.invalidField, let field?) where field.hasPrefix("actions"): 40018
+        case (.invalidField, "body"?): 40013
+        case (.malformedJSON, _): 40024
+        case (.unknownUser, _), (.notFound, _): 40401
+        case (.rateLimited, _), (.exemptLimitReached, _): 42908
+        case (.backlogFull, _): 42909
+        case (.tooManyAuthFailures, _): 42901
+        case (.bodyTooLarge, _): 41301
+        default: error.status.code * 100 + 1
+        }
+    }
+
+    static func link(of error: APIError) -> String {
+        switch error.field {
+        case "priority"?: "https://ntfy.sh/docs/publish/#message-priority"
+        case "delay"?: "https://ntfy.sh/docs/publish/#scheduled-delivery"
+        case let field? where field.hasPrefix("actions"): "https://ntfy.sh/docs/publish/#action-buttons"
+        case "body"?: "https://ntfy.sh/docs/publish/#attachments"
+        default: "https://ntfy.sh/docs/publish/"
+        }
+    }
+}
