@@ -153,6 +153,8 @@ struct AdminPages: Sendable {
             events.append((notification.updatedAt, "Failed for good after \(tries)\(error)."))
         case .expired:
             events.append((notification.updatedAt, "Expired after \(tries)\(error)."))
+        case .stored:
+            events.append((notification.createdAt, "Kept in the inbox without a push (push: false)."))
         case .pending:
             if notification.attempts > 0 {
                 events.append((notification.updatedAt, "Attempt \(notification.attempts) did not deliver it\(error)."))
