@@ -45,11 +45,15 @@ public enum AnswerRecording: Sendable, Equatable {
 
 /// One notification of a device's inbox: the notification, its answer and whether the app reported it read.
 public struct InboxEntry: Sendable, Equatable {
+    /// Where the notification stands in the order notifications were accepted in (SQLite's `rowid`, PostgreSQL's
+    /// `inbox_seq`): the page after it starts after this.
+    public var cursor: Int64
     public var notification: PushNotification
     public var answer: NotificationAnswer?
     public var isRead: Bool
 
-    public init(notification: PushNotification, answer: NotificationAnswer?, isRead: Bool) {
+    public init(cursor: Int64, notification: PushNotification, answer: NotificationAnswer?, isRead: Bool) {
+        self.cursor = cursor
         self.notification = notification
         self.answer = answer
         self.isRead = isRead
@@ -77,7 +81,7 @@ public protocol AfterPushStore: Sendable {
     func recordEvent(_ event: NotificationEvent, of id: PushNotification.ID) async throws
     /// The notification's events, in the order they were reported (by time, then kind).
     func events(of id: PushNotification.ID) async throws -> [NotificationEvent]
-    /// The alert notifications of one device (Live Activity and background pushes left out), oldest first by id (ids
-    /// are time-ordered), starting after `after`, at most `limit`.
-    func inbox(deviceID: Device.ID, after: PushNotification.ID?, limit: Int) async throws -> [InboxEntry]
+    /// The alert notifications of one device (Live Activity and background pushes left out) in the order they were
+    /// accepted, starting after the entry whose ``InboxEntry/cursor`` is `after`, at most `limit`.
+    func inbox(deviceID: Device.ID, after: Int64?, limit: Int) async throws -> [InboxEntry]
 }

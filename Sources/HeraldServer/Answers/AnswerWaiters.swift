@@ -69,9 +69,13 @@ final class AnswerWaiters: Service, Sendable {
         for key in keys { wake(id, key) }
     }
 
-    /// Polls the store for answers taken by other instances, when there are several.
+    /// Polls the store for answers taken by other instances, when there are several; otherwise waits for the shutdown
+    /// (a service that returns would end the application).
     func run() async throws {
-        guard let pollInterval else { return }
+        guard let pollInterval else {
+            try? await gracefulShutdown()
+            return
+        }
         try? await cancelWhenGracefulShutdown {
             while true {
                 try await Task.sleep(for: pollInterval)

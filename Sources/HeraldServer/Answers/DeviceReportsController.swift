@@ -73,16 +73,17 @@ struct DeviceReportsController<Context: RemoteAddressRequestContext>: Sendable {
     @Sendable func inbox(_ request: Request, context: Context) async throws -> Response {
         let query = request.uri.queryParameters
         let limit = try Self.limit(query["limit"].map(String.init))
-        var after: PushNotification.ID?
+        var after: Int64?
         if let cursor = query["after"].map(String.init), !cursor.isEmpty {
-            guard let id = UUID(uuidString: cursor) else {
-                throw APIError.invalidField("after", "after must be a next_cursor of an earlier page.")
+            guard let position = Int64(cursor), position >= 0 else {
+                throw APIError.invalidField("after", "after must be the next_cursor of an earlier page.")
             }
-            after = id
+            after = position
         }
         let device = try await owner(request, context)
         let entries = try await storeCall { try await store.inbox(deviceID: device.id, after: after, limit: limit) }
-        let next: JSONValue = entries.count == limit ? entries.last.map { .string($0.notification.id.lowercasedText) } ?? .null : .null
+        // The cursor is an opaque string to the app (today the position of the page's last notification).
+        let next: JSONValue = entries.count == limit ? entries.last.map { .string(String($0.cursor)) } ?? .null : .null
         return JSONResponse.make(
             status: .ok, body: ["items": .array(entries.map { .object(AnswerJSON.inboxItem($0)) }), "next_cursor": next])
     }

@@ -29,15 +29,15 @@ extension InMemoryStore {
         return (eventRows[id] ?? []).sorted { ($0.at, $0.event.rawValue) < ($1.at, $1.event.rawValue) }
     }
 
-    public func inbox(deviceID: Device.ID, after: PushNotification.ID?, limit: Int) async throws -> [InboxEntry] {
-        let start = after?.lowercasedText ?? ""
+    public func inbox(deviceID: Device.ID, after: Int64?, limit: Int) async throws -> [InboxEntry] {
+        let start = after ?? 0
         return notifications.values
-            .filter { $0.deviceID == deviceID && $0.pushType == .alert && $0.id.lowercasedText > start }
-            .sorted { $0.id.lowercasedText < $1.id.lowercasedText }
+            .filter { $0.deviceID == deviceID && $0.pushType == .alert && (inboxSequence[$0.id] ?? 0) > start }
+            .sorted { (inboxSequence[$0.id] ?? 0) < (inboxSequence[$1.id] ?? 0) }
             .prefix(max(0, limit))
             .map { notification in
                 InboxEntry(
-                    notification: notification, answer: answerRows[notification.id],
+                    cursor: inboxSequence[notification.id] ?? 0, notification: notification, answer: answerRows[notification.id],
                     isRead: eventRows[notification.id]?.contains { $0.event == .read } ?? false)
             }
     }

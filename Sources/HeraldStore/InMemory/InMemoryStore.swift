@@ -22,6 +22,8 @@ public actor InMemoryStore: HeraldStore {
     /// ignored and purged when its device goes.
     var answerRows: [PushNotification.ID: NotificationAnswer] = [:]
     var eventRows: [PushNotification.ID: [NotificationEvent]] = [:]
+    /// The order notifications were accepted in (the inbox's cursor); never reused.
+    var inboxSequence: [PushNotification.ID: Int64] = [:]
 
     private struct CounterKey: Hashable {
         var deviceID: Device.ID
@@ -121,6 +123,7 @@ public actor InMemoryStore: HeraldStore {
         }
         counters[key] = current
         notifications[notification.id] = notification
+        inboxSequence[notification.id] = Int64(inboxSequence.count + 1)
         leases[notification.id] = request.lease
         return .accepted(current, usedUpQuota: usedUpQuota)
     }

@@ -217,6 +217,8 @@ enum PostgresMigrations {
                     PRIMARY KEY (notification_id, event)
                 )
                 """,
+                // The inbox's order: the order notifications were accepted in (a page's cursor is one of these).
+                "ALTER TABLE notification ADD COLUMN inbox_seq bigserial",
             ]),
     ]
 

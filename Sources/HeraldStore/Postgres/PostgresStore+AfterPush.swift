@@ -47,19 +47,21 @@ extension PostgresStore {
         }
     }
 
-    public func inbox(deviceID: Device.ID, after: PushNotification.ID?, limit: Int) async throws -> [InboxEntry] {
+    /// In `inbox_seq` order (a `bigserial` every accepted notification takes; docs/api.md, "The inbox").
+    public func inbox(deviceID: Device.ID, after: Int64?, limit: Int) async throws -> [InboxEntry] {
         let columns = Self.notificationColumns.split(separator: ",").map { "n." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }
         let rows = try await read(
             """
-            SELECT \(unescaped: columns.joined(separator: ", ")), a.notification_id AS answer_of, a.action_id, a.answer_text,
+            SELECT n.inbox_seq, \(unescaped: columns.joined(separator: ", ")), a.notification_id AS answer_of, a.action_id, a.answer_text,
                 a.answered_at, EXISTS (SELECT 1 FROM notification_event e WHERE e.notification_id = n.id AND e.event = 'read') AS is_read
             FROM notification n LEFT JOIN notification_answer a ON a.notification_id = n.id
-            WHERE n.device_id = \(deviceID) AND n.push_type = 'alert' AND (\(after)::uuid IS NULL OR n.id > \(after))
-            ORDER BY n.id LIMIT \(limit)
+            WHERE n.device_id = \(deviceID) AND n.push_type = 'alert' AND n.inbox_seq > \(after ?? 0)
+            ORDER BY n.inbox_seq LIMIT \(limit)
             """)
         return try rows.map { row in
             let random = row.makeRandomAccess()
-            return InboxEntry(notification: try Self.notification(row), answer: try Self.answer(random), isRead: try random.value("is_read"))
+            return InboxEntry(
+                cursor: try random.value("inbox_seq"), notification: try Self.notification(row), answer: try Self.answer(random), isRead: try random.value("is_read"))
         }
     }
 

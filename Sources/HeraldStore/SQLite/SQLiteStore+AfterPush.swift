@@ -52,20 +52,22 @@ extension SQLiteStore {
         }
     }
 
-    public func inbox(deviceID: Device.ID, after: PushNotification.ID?, limit: Int) async throws -> [InboxEntry] {
+    /// In `rowid` order: SQLite gives each new row the largest `rowid` plus one (docs/api.md, "The inbox").
+    public func inbox(deviceID: Device.ID, after: Int64?, limit: Int) async throws -> [InboxEntry] {
         try await database.read { db in
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT n.*, a.notification_id AS answer_of, a.action_id, a.answer_text, a.answered_at,
+                    SELECT n.rowid AS inbox_cursor, n.*, a.notification_id AS answer_of, a.action_id, a.answer_text, a.answered_at,
                         EXISTS (SELECT 1 FROM notification_event e WHERE e.notification_id = n.id AND e.event = 'read') AS is_read
                     FROM notification n LEFT JOIN notification_answer a ON a.notification_id = n.id
-                    WHERE n.device_id = ? AND n.push_type = 'alert' AND n.id > ?
-                    ORDER BY n.id LIMIT ?
+                    WHERE n.device_id = ? AND n.push_type = 'alert' AND n.rowid > ?
+                    ORDER BY n.rowid LIMIT ?
                     """,
-                arguments: [deviceID.databaseString, after?.databaseString ?? "", limit]
+                arguments: [deviceID.databaseString, after ?? 0, limit]
             ).map { row in
-                InboxEntry(notification: try Self.notification(row), answer: try Self.answer(row), isRead: row["is_read"])
+                InboxEntry(
+                    cursor: row["inbox_cursor"], notification: try Self.notification(row), answer: try Self.answer(row), isRead: row["is_read"])
             }
         }
     }
