@@ -5,6 +5,8 @@ import HeraldStore
 import HeraldTesting
 import HummingbirdTesting
 import NIOCore
+import Logging
+import ServiceLifecycle
 import Testing
 
 @testable import HeraldServer
@@ -218,5 +220,45 @@ struct AnswerWaiterTests {
         _ = try await store.recordAnswer(NotificationAnswer(notificationID: id, actionID: "elsewhere", text: nil, answeredAt: Date()))
         #expect(try await waited?.actionID == "elsewhere")
         poller.cancel()
+    }
+}
+
+/// At graceful shutdown a held long poll answers at once with the answer's state then (pending here), instead of
+/// holding the shutdown for its remaining wait. The waiter runs inside a service, as a request handler runs inside the
+/// HTTP server's service.
+@Suite("Answer waiters at shutdown")
+struct AnswerWaiterShutdownTests {
+    private struct Waiting: Service {
+        let waiters: AnswerWaiters
+        let id: PushNotification.ID
+        let result: AsyncStream<NotificationAnswer?>.Continuation
+
+        func run() async throws {
+            result.yield(try await waiters.wait(for: id, upTo: .seconds(600)))
+            result.finish()
+            try? await gracefulShutdown()
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aHeldPollAnswersAtOnceAtShutdown() async throws {
+        let store = InMemoryStore()
+        let (device, _, _) = Fixtures.device()
+        try await store.insertDevice(device)
+        let notification = Fixtures.notification(for: device)
+        _ = try await store.accept(notification, quota: QuotaRequest(day: "2025-11-22", maximum: nil))
+        let waiters = AnswerWaiters(store: store)
+        let (results, continuation) = AsyncStream.makeStream(of: NotificationAnswer?.self)
+        let group = ServiceGroup(
+            configuration: .init(services: [Waiting(waiters: waiters, id: notification.id, result: continuation)], logger: Logger(label: "test")))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            #expect(await eventually { waiters.count == 1 })
+            await group.triggerGracefulShutdown()
+            var iterator = results.makeAsyncIterator()
+            let answer = await iterator.next()
+            #expect(answer == .some(nil))  // answered, with "pending"
+            try await tasks.waitForAll()
+        }
+        #expect(waiters.count == 0)
     }
 }
