@@ -95,4 +95,21 @@ struct InboxTests {
             #expect(viaToken.status.code >= 400)
         }
     }
+
+    @Test func theDashboardShowsTheEventsAndTheAnswer() async throws {
+        try await AdminDashboardTests.server().run { client in
+            let owner = try await client.register()
+            let token = try await client.createToken(for: owner)
+            let sent = try await client.sendAction(
+                token.bearer, body: #"{"title": "T", "body": "B", "actions": [{"id": "ack", "title": "OK", "text_input": true}]}"#)
+            let id = try #require(try sent.json()["id"]?.stringValue)
+            _ = try await client.post("/api/push/notifications/\(id)/events", #"{"event": "opened"}"#, headers: owner.basic)
+            _ = try await client.post("/api/push/notifications/\(id)/answer", #"{"action_id": "ack", "text": "<i>soon</i>"}"#, headers: owner.basic)
+            let session = try await client.adminLogin()
+            let page = try await client.execute(uri: "/admin/notification?id=\(id)", method: .get, headers: session.headers)
+            #expect(page.status == .ok)
+            #expect(page.text.contains("The app reported: opened."))
+            #expect(page.text.contains("Answered: ack with text &quot;&lt;i&gt;soon&lt;/i&gt;&quot;."))
+        }
+    }
 }

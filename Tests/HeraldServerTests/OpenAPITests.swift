@@ -22,6 +22,9 @@ struct OpenAPITests {
                 "/api/push/homeassistant/rate_limits", "/api/push/tokens", "/api/push/tokens/{idOrName}", "/notifications",
                 "/api/push/websocket", "/openapi.yaml", "/healthz", "/readyz", "/metrics", "/health", "/auth/me",
                 "/api/push/webpush/key", "/api/push/activities/{slug}/token",
+                // Issue 39: answers, the app's events, the inbox.
+                "/notifications/answers/{id}", "/api/push/notifications/{id}/answer", "/api/push/notifications/{id}/events",
+                "/api/push/inbox",
             ])
         }
     }
