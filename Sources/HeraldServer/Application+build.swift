@@ -158,7 +158,8 @@ func guardedServer(webSocket: WebSocketController, configuration: HeraldConfigur
 /// The HTTP router, and the controller that decides WebSocket upgrades (it sees only requests that ask for one).
 func buildRouters(
     store: any HeraldStore, pipeline: SendPipeline, worker: DeliveryEngine, hub: WebSocketHub, link: ClusterLink? = nil,
-    activities: ActivityDispatcher? = nil, answerWaiters: AnswerWaiters? = nil, activityWrites: ActivityWriteLimiter? = nil, clock: any WallClock, bodyLimit: Int,
+    activities: ActivityDispatcher? = nil, answerWaiters: AnswerWaiters? = nil, activityWrites: ActivityWriteLimiter? = nil,
+    clock: any WallClock, bodyLimit: Int,
     registration: RegistrationSettings, addresses: ClientAddressResolver,
     metrics: ServerMetrics, adminToken: String?, webSocketSession: WebSocketSessionConfiguration, logger: Logger
 ) -> (http: Router<HeraldRequestContext>, webSocket: WebSocketController) {

@@ -61,7 +61,8 @@ extension PostgresStore {
         return try rows.map { row in
             let random = row.makeRandomAccess()
             return InboxEntry(
-                cursor: try random.value("inbox_seq"), notification: try Self.notification(row), answer: try Self.answer(random), isRead: try random.value("is_read"))
+                cursor: try random.value("inbox_seq"), notification: try Self.notification(row), answer: try Self.answer(random),
+                isRead: try random.value("is_read"))
         }
     }
 
