@@ -145,6 +145,10 @@ struct AnswerTests {
                 #expect(response.status == .badRequest, "\(wait)")
                 #expect(try response.json()["field"] == "wait", "\(wait)")
             }
+            // Unanswered, a wait is held to its end and answers pending.
+            let held = try await poll(client, id, wait: "1", token)
+            #expect(held.status == .ok)
+            #expect(try held.json()["status"] == "pending")
             _ = try await report(client, id, #"{"action_id": "ack"}"#, as: owner)
             // Answered: any wait, however long, answers at once (a wait past 25 s is 25 s, not refused).
             for wait in ["0", "25", "26", "3600", "99999999999999999999999"] {
