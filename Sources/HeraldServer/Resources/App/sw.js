@@ -152,26 +152,12 @@ async function perform(action) {
   }
 }
 
-// Tells Herald what happened to notification `id` (`answer` or `events`, docs/api.md), with the device's own
-// credentials; best effort: nothing waits for it, and a notification Herald does not know is simply refused.
-async function tellHerald(id, path, body) {
-  const device = await HeraldDB.get("device");
-  if (!id || !device || !device.user_id || !device.device_secret) return;
-  await fetch(`/api/push/notifications/${encodeURIComponent(id)}/${path}`, {
-    method: "POST", cache: "no-store", body: JSON.stringify(body),
-    headers: { Authorization: "Basic " + btoa(`${device.user_id}:${device.device_secret}`), "Content-Type": "application/json" },
-  }).catch(() => undefined);
-}
-
 // What a tap on a notification (no action) or one of its buttons does.
 async function handle(id, actionID, data) {
   await markRead(id);
-  await tellHerald(id, "events", { event: "opened" });
   if (!actionID) return openOrFocus(data.url || "/app/");
   const action = (data.actions || []).find((candidate) => candidate.id === actionID);
-  // A button without a URL dismisses the notification; unless it opens the app, it is an answer Herald records.
-  if (action && !action.url && action.foreground !== true) return tellHerald(id, "answer", { action_id: actionID });
-  if (!action || !action.url) return undefined;
+  if (!action || !action.url) return undefined;  // a button without a URL only dismisses the notification
   const isHTTP = /^https?:/i.test(action.url);
   if (action.foreground === true || !action.method || !isHTTP) return openOrFocus(action.url);
   const outcome = await perform(action);
