@@ -14,7 +14,8 @@ public struct APNsRenderer: PayloadRenderer {
     /// The top-level key of a `pw1` end-to-end envelope (docs/e2e.md): the app's Notification Service Extension opens
     /// it (hence `mutable-content: 1`) and replaces the placeholder alert with what it holds.
     public static let encryptedKey = "encrypted"
-    /// `aps.sound` of a critical alert: full volume, the default sound.
+    /// `aps.sound` of a critical alert: full volume (unless the content has a ``NotificationContent/criticalVolume``), the
+    /// default sound.
     static let criticalSound: JSONValue = ["critical": 1, "name": "default", "volume": 1.0]
 
     public let name = Platform.apns.rawValue
@@ -33,7 +34,8 @@ public struct APNsRenderer: PayloadRenderer {
         switch content.sound {
         case .default?: aps["sound"] = "default"
         case .named(let name)?: aps["sound"] = .string(name)
-        case .critical?: aps["sound"] = Self.criticalSound
+        case .critical?:
+            aps["sound"] = content.criticalVolume.map { ["critical": 1, "name": "default", "volume": .double($0)] } ?? Self.criticalSound
         case nil: break
         }
         aps["thread-id"] = content.thread.map(JSONValue.string)

@@ -66,13 +66,20 @@ public struct NotificationContent: Sendable, Equatable {
     /// A `pw1` end-to-end envelope (docs/e2e.md), carried unchanged by every renderer; `title` and `body` are then the
     /// placeholder a device without the key shows. Herald checked its shape and never opens it.
     public var encrypted: E2EEnvelope?
+    /// The volume of a critical alert, 0 to 1 (`nil`: full volume); only with ``Sound/critical``.
+    public var criticalVolume: Double?
+    /// What Herald keeps about the notification that no renderer sends: the id of the API token that sent it
+    /// (`sender_token`, who may read its answer) and the sender's `tags` (`POST /notifications`).
+    public var meta: JSONObject
 
     public init(
         title: String? = nil, subtitle: String? = nil, body: String? = nil, sound: Sound? = .default, level: Level? = nil,
         thread: String? = nil, imageURL: String? = nil, hasMedia: Bool = false, actions: [JSONObject] = [],
         tapURL: String? = nil, data: JSONObject = [:], providerPayloads: [String: ProviderPayload] = [:],
-        encrypted: E2EEnvelope? = nil
+        encrypted: E2EEnvelope? = nil, criticalVolume: Double? = nil, meta: JSONObject = [:]
     ) {
+        self.criticalVolume = criticalVolume
+        self.meta = meta
         self.title = title
         self.subtitle = subtitle
         self.body = body
@@ -112,6 +119,8 @@ extension NotificationContent {
         json["tap_url"] = tapURL.map(JSONValue.string)
         if !data.isEmpty { json["data"] = .object(data) }
         json["encrypted"] = encrypted.map { .string($0.text) }
+        json["critical_volume"] = criticalVolume.map(JSONValue.double)
+        if !meta.isEmpty { json["meta"] = .object(meta) }
         if !providerPayloads.isEmpty {
             var raw: JSONObject = [:]
             for (name, part) in providerPayloads {
@@ -148,7 +157,8 @@ extension NotificationContent {
             thread: json["thread"]?.stringValue, imageURL: json["image_url"]?.stringValue,
             hasMedia: json["has_media"] == .bool(true), actions: actions, tapURL: json["tap_url"]?.stringValue,
             data: json["data"]?.objectValue ?? [:], providerPayloads: raw,
-            encrypted: json["encrypted"]?.stringValue.flatMap { try? E2EEnvelope($0) })
+            encrypted: json["encrypted"]?.stringValue.flatMap { try? E2EEnvelope($0) },
+            criticalVolume: json["critical_volume"]?.doubleValue, meta: json["meta"]?.objectValue ?? [:])
     }
 
     /// The stored bytes.

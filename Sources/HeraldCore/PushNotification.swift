@@ -21,6 +21,8 @@ public enum DeliveryStatus: String, Sendable, Codable {
     case failed
     /// Its expiry passed before a provider accepted it.
     case expired
+    /// Kept for the device's inbox and never pushed (`POST /notifications` with `"push": false`).
+    case stored
 }
 
 /// The one internal notification. Every send API decodes its own request and produces this;

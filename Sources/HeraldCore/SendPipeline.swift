@@ -35,8 +35,14 @@ public struct SendReceipt: Sendable, Equatable {
     /// The device's quota after this notification was counted.
     public var quota: QuotaStatus
 
-    /// `delivered` once a provider accepted it, otherwise `queued`.
-    public var statusWord: String { notification.status == .delivered ? "delivered" : "queued" }
+    /// `delivered` once a provider accepted it, `stored` when it is kept without a push, otherwise `queued`.
+    public var statusWord: String {
+        switch notification.status {
+        case .delivered: "delivered"
+        case .stored: "stored"
+        default: "queued"
+        }
+    }
 }
 
 /// The one path every send API takes: render the content for the device's provider and fit it, count it against the
@@ -65,10 +71,10 @@ public struct SendPipeline: Sendable {
         }
     }
 
-    private let store: any HeraldStore
+    let store: any HeraldStore
     private let engine: DeliveryEngine
-    private let clock: any WallClock
-    private let configuration: Configuration
+    let clock: any WallClock
+    let configuration: Configuration
     /// The renderer of each platform's payload.
     public let renderers: PayloadRenderers
 
@@ -210,5 +216,5 @@ public struct SendPipeline: Sendable {
         }
     }
 
-    private func dailyLimit(of device: Device) -> Int { device.dailyLimit ?? configuration.dailyLimit }
+    func dailyLimit(of device: Device) -> Int { device.dailyLimit ?? configuration.dailyLimit }
 }

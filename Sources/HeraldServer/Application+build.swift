@@ -83,8 +83,10 @@ public func buildApplication(
     let activities = ActivityDispatcher(
         store: store, pipeline: pipeline, clock: clock, attributesType: configuration.liveActivityAttributesType,
         instanceID: worker.instanceID, logger: logger)
+    // Answer long polls; with several instances, answers taken by another one are polled for (docs/api.md, "Answers").
+    let answerWaiters = AnswerWaiters(store: store, pollInterval: store.cluster == nil ? nil : .seconds(1))
     let (router, webSocket) = buildRouters(
-        store: store, pipeline: pipeline, worker: worker, hub: hub, link: link, activities: activities,
+        store: store, pipeline: pipeline, worker: worker, hub: hub, link: link, activities: activities, answerWaiters: answerWaiters,
         activityWrites: ActivityWriteLimiter(
             burst: configuration.activityWriteBurst, perSecond: Double(configuration.activityWritesPerSecond), clock: clock),
         clock: clock,
@@ -108,6 +110,7 @@ public func buildApplication(
     }
     if let link { services.append(link) }
     services.append(HeapTrimmer())
+    services.append(answerWaiters)
     return Application(
         router: AccessLog(MethodCheckingRouter(router: router), logsRequests: configuration.accessLog),
         server: guardedServer(webSocket: webSocket, configuration: configuration),
@@ -155,7 +158,8 @@ func guardedServer(webSocket: WebSocketController, configuration: HeraldConfigur
 /// The HTTP router, and the controller that decides WebSocket upgrades (it sees only requests that ask for one).
 func buildRouters(
     store: any HeraldStore, pipeline: SendPipeline, worker: DeliveryEngine, hub: WebSocketHub, link: ClusterLink? = nil,
-    activities: ActivityDispatcher? = nil, activityWrites: ActivityWriteLimiter? = nil, clock: any WallClock, bodyLimit: Int,
+    activities: ActivityDispatcher? = nil, answerWaiters: AnswerWaiters? = nil, activityWrites: ActivityWriteLimiter? = nil,
+    clock: any WallClock, bodyLimit: Int,
     registration: RegistrationSettings, addresses: ClientAddressResolver,
     metrics: ServerMetrics, adminToken: String?, webSocketSession: WebSocketSessionConfiguration, logger: Logger
 ) -> (http: Router<HeraldRequestContext>, webSocket: WebSocketController) {
@@ -200,11 +204,18 @@ func buildRouters(
     NotifyController(pipeline: pipeline, directory: directory, credentials: credentials, clock: clock, bodyLimit: bodyLimit)
         .addRoutes(to: api)
     let tokens = APITokenManager(store: store, clock: clock)
-    NotificationStatusController(pipeline: pipeline, directory: directory, tokens: tokens, credentials: credentials).addRoutes(to: api)
+    NotificationStatusController(pipeline: pipeline, directory: directory, tokens: tokens, credentials: credentials, reports: store)
+        .addRoutes(to: api)
     APITokenController(tokens: tokens, directory: directory, credentials: credentials, bodyLimit: bodyLimit).addRoutes(to: api)
     let authorizer = PushWardAuthorizer(tokens: tokens, credentials: credentials)
-    ActionNotificationController(pipeline: pipeline, authorizer: authorizer, clock: clock, bodyLimit: bodyLimit)
+    ActionNotificationController(pipeline: pipeline, authorizer: authorizer, activities: store, clock: clock, bodyLimit: bodyLimit)
         .addRoutes(to: router)
+    // Answers, the app's events and the inbox (issue 39): Answers/.
+    let waiters = answerWaiters ?? AnswerWaiters(store: store)
+    AnswerPollController(store: store, authorizer: authorizer, waiters: waiters).addRoutes(to: router)
+    DeviceReportsController(
+        store: store, directory: directory, credentials: credentials, waiters: waiters, clock: clock, bodyLimit: bodyLimit
+    ).addRoutes(to: api)
     // PushWard's account paths; `activity_count` comes from the activity store once it exists (issue 31, la-service).
     PushWardAccountController(
         authorizer: authorizer, pipeline: pipeline,

@@ -24,7 +24,11 @@ struct ActionNotificationTests {
             let json = try response.json()
             // The answer of /api/push/notify and PushWard's fan-out members: no APNs key is configured here, so stored
             // and queued, not yet pushed.
-            #expect(Set(json.keys) == ["id", "status", "truncated", "rateLimits", "warning", "pushed", "delivery"])
+            // … and PushWard's Notification: what was stored, created_at, answerable (issue 39).
+            let base: Set<String> = ["id", "status", "truncated", "rateLimits", "warning", "pushed", "delivery"]
+            let pushWard: Set<String> = ["title", "body", "level", "push", "created_at", "answerable", "actions"]
+            #expect(Set(json.keys).subtracting(["source", "source_display_name"]) == base.union(pushWard))
+            #expect(json["answerable"] == .bool(curl.body.contains(#""id": "ignore""#)))
             #expect(json["status"] == "queued")
             #expect(json["pushed"] == false && json["delivery"] == "none")
             #expect(json["truncated"] == false)
@@ -94,7 +98,7 @@ struct ActionNotificationTests {
             let body = #"""
                 {"title": "Garage", "body": "Left open", "source": "ha.garage", "source_display_name": "Garage door",
                  "level": "passive", "image_url": " https://cam.local/garage.jpg ", "url": "homeassistant://navigate/garage",
-                 "notification_id": "garage-1", "unknown": {"ignored": true},
+                 "notification_id": "garage-1",
                  "actions": [{"id": "close", "title": "Close", "url": "HTTPS://ha.local/close", "method": "post",
                               "headers": {"content-type": "text/plain", "X-Empty": ""}, "body": "close",
                               "icon": null, "destructive": null, "foreground": true}]}
@@ -206,9 +210,9 @@ struct ActionNotificationTests {
         (#""title": "T""#, "body"),
         (#""title": "T", "body": """#, "body"),
         (#""title": "T", "body": ["B"]"#, "body"),
-        (#""title": "T", "body": "B", "source": "\#(String(repeating: "s", count: 65))""#, "source"),
+        (#""title": "T", "body": "B", "source": "\#(String(repeating: "s", count: 129))""#, "source"),
         (#""title": "T", "body": "B", "source": 5"#, "source"),
-        (#""title": "T", "body": "B", "source_display_name": "\#(String(repeating: "s", count: 65))""#, "source_display_name"),
+        (#""title": "T", "body": "B", "source_display_name": "\#(String(repeating: "s", count: 257))""#, "source_display_name"),
         (#""title": "T", "body": "B", "level": "loud""#, "level"),
         (#""title": "T", "body": "B", "level": "Critical""#, "level"),
         (#""title": "T", "body": "B", "level": 1"#, "level"),
@@ -334,8 +338,9 @@ struct ActionNotificationTests {
             #expect(json["field"] == "actions")
             #expect(json["error"]?.stringValue?.contains("actions") == true)
 
-            // Without actions, an oversized title is refused with the general message.
-            let title = try await client.sendAction(token.bearer, body: #"{"title": "\#(String(repeating: "t", count: 4200))", "body": "B"}"#)
+            // Without actions, oversized metadata (9 × 500 characters, within its own rules) is refused with the general message.
+            let metadata = (0..<9).map { #""k\#($0)": "\#(String(repeating: "m", count: 500))""# }.joined(separator: ", ")
+            let title = try await client.sendAction(token.bearer, body: #"{"title": "T", "body": "B", "metadata": {\#(metadata)}}"#)
             #expect(title.status == .badRequest)
             #expect(try title.json()["code"] == "payload_too_large")
             #expect(try title.json()["field"] == "$")

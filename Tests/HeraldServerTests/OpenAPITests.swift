@@ -24,6 +24,9 @@ struct OpenAPITests {
                 "/api/push/webpush/key", "/api/push/activities/{slug}/token",
                 // The senders (docs/senders.md).
                 "/", "/{topic}", "/{topic}/publish", "/{key}/{title}/{body}", "/message", "/push", "/api/push/hooks/{preset}",
+                // Issue 39: answers, the app's events, the inbox.
+                "/notifications/answers/{id}", "/api/push/notifications/{id}/answer", "/api/push/notifications/{id}/events",
+                "/api/push/inbox",
             ])
         }
     }

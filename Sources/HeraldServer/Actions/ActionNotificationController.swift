@@ -3,11 +3,14 @@ import HeraldCore
 import Hummingbird
 
 /// `POST /notifications`: actionable notifications, sent with an API token (`Authorization: Bearer hrd_…`) to the
-/// token's own device. Failed token checks count towards the client's ``AuthFailureLimiter`` lockout.
+/// token's own device. Failed token checks count towards the client's ``AuthFailureLimiter`` lockout. With
+/// `"push": false` the notification is kept in the device's inbox and not pushed.
 struct ActionNotificationController<Context: RemoteAddressRequestContext>: Sendable {
     let pipeline: SendPipeline
     /// The token and its `notifications` scope.
     let authorizer: PushWardAuthorizer
+    /// Where `activity_slug` is looked up.
+    let activities: any ActivityStore
     let clock: any WallClock
     let bodyLimit: Int
 
@@ -16,13 +19,22 @@ struct ActionNotificationController<Context: RemoteAddressRequestContext>: Senda
     }
 
     @Sendable func send(_ request: Request, context: Context) async throws -> Response {
-        let (_, device) = try await authorizer.authorize(request, context: context, scope: .notifications)
+        let (token, device) = try await authorizer.authorize(request, context: context, scope: .notifications)
         return try await SendAnswers.withRateLimitHeaders(of: device, pipeline: pipeline, clock: clock) {
             let notification = try ActionNotificationRequest(try await JSONBody.object(of: request, limit: bodyLimit))
             try notification.checkActionsFit(pipeline.renderers.renderer(for: device.platform))
+            if let slug = notification.pushWard.activitySlug {
+                let activity = try await storeCall { try await activities.activity(deviceID: device.id, slug: slug) }
+                guard let activity, !activity.isTombstone else {
+                    throw APIError(.activityNotFound, message: "activity_slug not found: this device has no activity \"\(slug)\".", field: "activity_slug")
+                }
+            }
+            var draft = notification.draft
+            // Who may read the answer (GET /notifications/answers/{id}); never sent to the device.
+            draft.content.meta["sender_token"] = .string(token.id.lowercasedText)
             do throws(SendError) {
-                let receipt = try await pipeline.send(notification.draft, to: device)
-                return SendAnswers.created(receipt, now: clock.now(), pushWard: true)
+                let receipt = notification.pushWard.push ? try await pipeline.send(draft, to: device) : try await pipeline.keep(draft, for: device)
+                return ActionNotificationAnswer.created(receipt, of: notification, now: clock.now())
             } catch {
                 throw SendAnswers.apiError(error, now: clock.now())
             }

@@ -2,14 +2,18 @@ import Foundation
 import HTTPTypes
 import HeraldCore
 
-/// `POST /notifications`: an alert with a level, an optional image, a tap URL, grouping by source and up to ten
-/// action buttons. Decodes, validates and turns into the one ``NotificationDraft`` (payload in docs/payloads.md).
+/// `POST /notifications`: PushWard's `CreateNotificationRequest` (every member, `additionalProperties: false`) plus
+/// Herald's `image_url`, `notification_id` and `encrypted`: an alert with a level, media, a tap URL, grouping and up to
+/// ten action buttons. Decodes, validates and turns into the one ``NotificationDraft`` (payload in docs/payloads.md).
+/// The PushWard members added for issue 39 are read in ActionNotificationRequest+PushWard.swift.
 struct ActionNotificationRequest {
     /// `interruption-level` values, as APNs spells them.
     typealias Level = NotificationContent.Level
 
-    static let maximumSourceLength = 64
-    static let maximumSourceDisplayNameLength = 64
+    static let maximumSourceLength = 128
+    static let maximumSourceDisplayNameLength = 256
+    static let maximumTitleLength = 256
+    static let maximumBodyLength = 4096
 
     var title: String
     var body: String
@@ -22,12 +26,18 @@ struct ActionNotificationRequest {
     var actions: [NotificationAction]
     /// A `pw1` end-to-end envelope (docs/e2e.md); `title` and `body` are then the placeholder.
     var encrypted: E2EEnvelope?
+    /// PushWard's members (ActionNotificationRequest+PushWard.swift).
+    var pushWard: PushWardMembers
 
-    /// Decodes and validates the body. `null` and `""` count as absent for optional fields; unknown fields are ignored.
+    /// Decodes and validates the body. `null` and `""` count as absent for optional fields; an unknown member is a 400
+    /// `unknown_field` naming it.
     init(_ json: JSONObject) throws {
         let fields = FieldReader(json)
+        try fields.refuseUnknownMembers(allowed: Self.members)
         title = try fields.requiredNonEmptyString("title")
+        try Self.checkLength(title, of: "title", maximum: Self.maximumTitleLength)
         body = try fields.requiredNonEmptyString("body")
+        try Self.checkLength(body, of: "body", maximum: Self.maximumBodyLength)
 
         source = try fields.optionalString("source")
         if let source, source.count > Self.maximumSourceLength {
@@ -52,7 +62,25 @@ struct ActionNotificationRequest {
         if encrypted != nil, url != nil {
             throw APIError.invalidField("url", "url travels inside encrypted when encrypted is given; leave it out of the clear request.")
         }
+        pushWard = try PushWardMembers(fields, level: level)
+        if pushWard.media != nil, imageURL != nil {
+            throw APIError.invalidField("media", "media and image_url both attach media; give one of them.")
+        }
+        if let collapseID = pushWard.collapseID, let notificationID, collapseID != notificationID {
+            throw APIError.invalidField(
+                "collapse_id", "collapse_id and notification_id are both the collapse id; give one, or the same value in both.")
+        }
     }
+
+    static func checkLength(_ value: String, of field: String, maximum: Int) throws {
+        guard value.count <= maximum else {
+            throw APIError.invalidField(field, "\(field) must be at most \(maximum) characters; got \(value.count).")
+        }
+    }
+
+    /// Whether the person's tap can be answered back (docs/api.md, "Answers"): an action without a `url` that does not
+    /// bring the app to the foreground.
+    var isAnswerable: Bool { actions.contains(where: \.isAnswer) }
 
     private static func validImageURL(_ raw: String) throws -> String {
         let url = try NotificationAction.validURL(raw, field: "image_url")
@@ -96,12 +124,16 @@ struct ActionNotificationRequest {
         data["image_url"] = imageURL.map(JSONValue.string)
         data["url"] = url.map(JSONValue.string)
         data["notification_id"] = notificationID.map(JSONValue.string)
+        pushWard.addPayloadMembers(to: &data)
+        let mediaImage = pushWard.media.flatMap { $0.type == "image" ? $0.url : nil }
         let content = NotificationContent(
-            title: title, body: body, sound: level == .critical ? .critical : .default, level: level, thread: source,
-            imageURL: imageURL, hasMedia: imageURL != nil, actions: includingActions ? actions.compactMap(\.json.objectValue) : [], tapURL: url,
-            data: data, encrypted: encrypted)
+            title: title, subtitle: pushWard.subtitle, body: body, sound: level == .critical ? .critical : .default, level: level,
+            thread: pushWard.threadID ?? source, imageURL: imageURL ?? mediaImage, hasMedia: imageURL != nil || pushWard.media != nil,
+            actions: includingActions ? actions.compactMap(\.json.objectValue) : [], tapURL: url, data: data, encrypted: encrypted,
+            criticalVolume: pushWard.volume, meta: pushWard.meta)
         return NotificationDraft(
-            pushType: .alert, priority: 10, collapseID: notificationID, content: content, isExemptFromQuota: level == .critical)
+            pushType: .alert, priority: 10, collapseID: pushWard.collapseID ?? notificationID, content: content,
+            isExemptFromQuota: level == .critical)
     }
 
     /// Refuses (400 `payload_too_large`, field `actions`) a notification that cannot fit its provider's limit even with its

@@ -26,9 +26,25 @@ struct NotificationAction: Equatable {
     var foreground: Bool
     var destructive: Bool
     var authenticationRequired: Bool
+    /// The tap opens a text field; what is typed goes with the tap (PushWard's reply-with-text).
+    var textInput: Bool
+    var textInputPlaceholder: String?
+    var textInputButtonTitle: String?
+
+    /// Every member an action takes (PushWard's `NotificationAction`, `additionalProperties: false`).
+    static let members: Set<String> = [
+        "id", "title", "icon", "url", "method", "headers", "body", "foreground", "destructive", "authentication_required",
+        "text_input", "text_input_placeholder", "text_input_button_title",
+    ]
+    static let maximumTextInputLabelLength = 64
+
+    /// Whether tapping it is an answer the app reports to Herald (docs/api.md, "Answers"): no `url` to open or call,
+    /// and the app stays in the background.
+    var isAnswer: Bool { url == nil && !foreground }
 
     /// Decodes and validates one element of `actions`; errors name the field, e.g. `actions[2].url`.
     init(_ fields: FieldReader) throws {
+        try fields.refuseUnknownMembers(allowed: Self.members)
         id = try fields.requiredNonEmptyString("id")
         try Self.checkLength(id, of: fields.path(of: "id"), maximum: Self.maximumIDLength)
         title = try fields.requiredNonEmptyString("title")
@@ -72,6 +88,29 @@ struct NotificationAction: Equatable {
         if body != nil, !headers.keys.contains(where: { $0.lowercased() == "content-type" }) {
             headers["Content-Type"] = "application/json"
         }
+        textInput = try fields.optionalBool("text_input") ?? false
+        textInputPlaceholder = try fields.optionalString("text_input_placeholder")
+        textInputButtonTitle = try fields.optionalString("text_input_button_title")
+        try checkTextInput(fields)
+    }
+
+    /// `text_input` needs an action that stays in the background and either is an answer (no `url`) or calls an
+    /// `http(s)` URL; its placeholder and button title (at most 64 characters) need `text_input`.
+    private func checkTextInput(_ fields: FieldReader) throws {
+        for (key, label) in [("text_input_placeholder", textInputPlaceholder), ("text_input_button_title", textInputButtonTitle)] {
+            guard let label else { continue }
+            let field = fields.path(of: key)
+            guard textInput else { throw APIError.invalidField(field, "\(field) needs \(fields.path(of: "text_input")): true.") }
+            try Self.checkLength(label, of: field, maximum: Self.maximumTextInputLabelLength)
+        }
+        guard textInput else { return }
+        let field = fields.path(of: "text_input")
+        if foreground {
+            throw APIError.invalidField(field, "\(field) needs an action that stays in the background (foreground: false).")
+        }
+        if let url, !["http", "https"].contains(Self.scheme(of: url) ?? "") {
+            throw APIError.invalidField(field, "\(field) needs an action without a url (an answer) or with an http(s) url.")
+        }
     }
 
     /// The action as the app receives it: every flag and the method always present, the rest when given.
@@ -84,6 +123,11 @@ struct NotificationAction: Equatable {
         if let url { object["url"] = .string(url) }
         if !headers.isEmpty { object["headers"] = .object(headers.mapValues { .string($0) }) }
         if let body { object["body"] = .string(body) }
+        if textInput {
+            object["text_input"] = true
+            object["text_input_placeholder"] = textInputPlaceholder.map(JSONValue.string)
+            object["text_input_button_title"] = textInputButtonTitle.map(JSONValue.string)
+        }
         return .object(object)
     }
 

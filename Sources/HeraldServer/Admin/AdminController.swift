@@ -201,9 +201,12 @@ struct AdminController<Context: RemoteAddressRequestContext>: Sendable {
         }
         let device = try await storeCall { try await store.device(id: notification.deviceID) }
         let lease = try await storeCall { try await store.lease(of: id) }
+        let appEvents = try await storeCall { try await store.events(of: id) }
+        let answer = try await storeCall { try await store.answers(of: [id])[id] }
         var details: [String: Any] = [
             "id": id.lowercasedText, "status": notification.status.rawValue,
-            "history": AdminPages.history(of: notification, lease: notification.status == .pending ? lease : nil),
+            "history": AdminPages.history(
+                of: notification, lease: notification.status == .pending ? lease : nil, appEvents: appEvents, answer: answer),
             "deviceID": notification.deviceID.lowercasedText, "platform": device?.platform.rawValue ?? "device removed",
             "pushType": notification.pushType.rawValue, "priority": notification.priority, "attempts": notification.attempts,
             "quota": notification.quotaDay.map { "counted on \($0)" } ?? "exempt",

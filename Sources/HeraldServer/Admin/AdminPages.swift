@@ -139,8 +139,15 @@ struct AdminPages: Sendable {
     }
 
     /// What is known of a notification's life, oldest first: accepted, its latest attempt or state, its expiry.
-    static func history(of notification: PushNotification, lease: Lease?) -> [[String: Any]] {
-        var events: [(Date, String)] = []
+    /// What the app reported (issue 39) and the answer join in at their times.
+    static func history(
+        of notification: PushNotification, lease: Lease?, appEvents: [NotificationEvent] = [], answer: NotificationAnswer? = nil
+    ) -> [[String: Any]] {
+        var events: [(Date, String)] = appEvents.map { ($0.at, "The app reported: \($0.event.rawValue).") }
+        if let answer {
+            let text = answer.text.map { " with text \"\($0)\"" } ?? ""
+            events.append((answer.answeredAt, "Answered: \(answer.actionID)\(text)."))
+        }
         let quota = notification.quotaDay.map { "counted against the quota of \($0)" } ?? "exempt from the daily quota"
         events.append((notification.createdAt, "Accepted, \(quota)."))
         let tries = notification.attempts == 1 ? "1 attempt" : "\(notification.attempts) attempts"
@@ -153,6 +160,8 @@ struct AdminPages: Sendable {
             events.append((notification.updatedAt, "Failed for good after \(tries)\(error)."))
         case .expired:
             events.append((notification.updatedAt, "Expired after \(tries)\(error)."))
+        case .stored:
+            events.append((notification.createdAt, "Kept in the inbox without a push (push: false)."))
         case .pending:
             if notification.attempts > 0 {
                 events.append((notification.updatedAt, "Attempt \(notification.attempts) did not deliver it\(error)."))

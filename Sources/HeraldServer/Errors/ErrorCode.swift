@@ -53,6 +53,13 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     case insufficientScope = "insufficient_scope"
     /// A refusal of PushWard's activity API with its own `code` (`activity.not_found`, …), answered as problem details.
     case pushWardProblem = "pushward_problem"
+    /// A member the request's schema does not have (`POST /notifications`: `additionalProperties: false`); `field` names it.
+    case unknownField = "unknown_field"
+    /// `POST /notifications` names an `activity_slug` the token's device has no activity under (PushWard's
+    /// `notification.activity_not_found`).
+    case activityNotFound = "activity_not_found"
+    /// The notification was answered before; the first answer stays (docs/api.md, "Answers").
+    case alreadyAnswered = "already_answered"
 
     // MARK: Sending
 
@@ -84,7 +91,9 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     /// ``otherHTTPStatus``.
     public var status: HTTPResponse.Status? {
         switch self {
-        case .malformedJSON, .invalidField, .malformedHTTP, .payloadTooLarge: .badRequest
+        case .malformedJSON, .invalidField, .malformedHTTP, .payloadTooLarge, .unknownField: .badRequest
+        case .activityNotFound: .unprocessableContent
+        case .alreadyAnswered: .conflict
         case .credentialsRequired, .tokenRequired, .invalidToken, .registrationTokenRequired: .unauthorized
         case .wrongDeviceSecret, .wrongRegistrationToken, .missingPushToken, .invalidPushToken, .unknownPushToken,
             .insufficientScope:
@@ -140,7 +149,7 @@ public enum ErrorCode: String, CaseIterable, Sendable {
         case .tooManySubscribes: "Too many subscriptions on this socket in a short time; subscribe again later."
         case .malformedJSON, .invalidField, .otherHTTPStatus, .malformedHTTP, .requestTimeout, .tooManyAuthFailures,
             .registrationRateLimited, .tokenNameTaken, .tooManyTokens, .deviceMustReregister, .rateLimited, .exemptLimitReached,
-            .backlogFull, .payloadTooLarge,
+            .backlogFull, .payloadTooLarge, .unknownField, .activityNotFound, .alreadyAnswered,
             .rejectedByProvider, .pushWardProblem, .homeAssistantInvalidToken, .homeAssistantPayloadTooLarge, .homeAssistantInternalError:
             nil
         }

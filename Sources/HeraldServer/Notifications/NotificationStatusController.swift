@@ -10,6 +10,8 @@ struct NotificationStatusController<Context: RemoteAddressRequestContext>: Senda
     let directory: DeviceDirectory
     let tokens: APITokenManager
     let credentials: CredentialGuard
+    /// The app's events and the answer (issue 39).
+    let reports: any AfterPushStore
 
     func addRoutes(to group: RouterGroup<Context>) {
         group.get("notifications/{id}", use: show)
@@ -53,6 +55,11 @@ struct NotificationStatusController<Context: RemoteAddressRequestContext>: Senda
             // `Location` (Web Push).
             body["provider_message_id"] = .string(providerID)
             if device.platform == .apns || device.platform == .websocket { body["apns_id"] = .string(providerID) }
+        }
+        // What the app reported (`events: [{event, at}]`) and, for an answerable notification, its answer.
+        body["events"] = AnswerJSON.events(try await storeCall { try await reports.events(of: id) })
+        if AnswerJSON.isAnswerable(notification.content) {
+            body["answer"] = AnswerJSON.answer(try await storeCall { try await reports.answers(of: [id])[id] })
         }
         return JSONResponse.make(status: .ok, body: body)
     }

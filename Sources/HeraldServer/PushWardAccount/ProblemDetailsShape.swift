@@ -29,7 +29,9 @@ extension ErrorShape {
     private static func pushWardCode(of error: APIError) -> String? {
         switch error.code {
         case .tokenRequired, .invalidToken: "token.invalid"
-        case .malformedJSON, .invalidField, .bodyTooLarge: "request.body_invalid"
+        case .malformedJSON, .invalidField, .bodyTooLarge, .unknownField: "request.body_invalid"
+        case .activityNotFound: "notification.activity_not_found"
+        case .alreadyAnswered: "notification.already_answered"
         case .unknownUser: "user.not_found"
         case .storeUnavailable, .tooManyConnections: "service.unavailable"
         case .rateLimited, .tooManyAuthFailures, .exemptLimitReached, .backlogFull: "rate_limit.exceeded"

@@ -5,7 +5,7 @@ import HeraldCore
 /// It follows the same contract as ``SQLiteStore``.
 public actor InMemoryStore: HeraldStore {
     private var devices: [Device.ID: Device] = [:]
-    private var notifications: [PushNotification.ID: PushNotification] = [:]
+    var notifications: [PushNotification.ID: PushNotification] = [:]
     private var counters: [CounterKey: QuotaCounters] = [:]
     private var limitAnnounced: Set<CounterKey> = []
     /// Notifications exempt from the quota, per device and day (their own cap: ``QuotaRequest/exemptMaximum``).
@@ -18,6 +18,12 @@ public actor InMemoryStore: HeraldStore {
     var settings: [String: String] = [:]
     /// PushWard activities per device and slug (see InMemoryStore+Activities.swift).
     var activityRows: [Device.ID: [String: ActivityRecord]] = [:]
+    /// Answers and app events per notification (InMemoryStore+AfterPush.swift); those of a deleted notification are
+    /// ignored and purged when its device goes.
+    var answerRows: [PushNotification.ID: NotificationAnswer] = [:]
+    var eventRows: [PushNotification.ID: [NotificationEvent]] = [:]
+    /// The order notifications were accepted in (the inbox's cursor); never reused.
+    var inboxSequence: [PushNotification.ID: Int64] = [:]
 
     private struct CounterKey: Hashable {
         var deviceID: Device.ID
@@ -54,6 +60,8 @@ public actor InMemoryStore: HeraldStore {
         let removed = notifications.values.filter { $0.deviceID == id }.map(\.id)
         for notification in removed {
             notifications[notification] = nil
+            answerRows[notification] = nil
+            eventRows[notification] = nil
             leases[notification] = nil
             parked.remove(notification)
         }
@@ -115,6 +123,7 @@ public actor InMemoryStore: HeraldStore {
         }
         counters[key] = current
         notifications[notification.id] = notification
+        inboxSequence[notification.id] = Int64(inboxSequence.count + 1)
         leases[notification.id] = request.lease
         return .accepted(current, usedUpQuota: usedUpQuota)
     }

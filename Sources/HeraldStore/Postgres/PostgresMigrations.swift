@@ -198,6 +198,28 @@ enum PostgresMigrations {
         Migration(
             version: 11, description: "an activity's extras (timeline history, log backlog) apart from its document",
             statements: ["ALTER TABLE activity ADD COLUMN extras bytea"]),
+        Migration(
+            version: 12, description: "answers to notifications and the events the app reports (issue 39)",
+            statements: [
+                """
+                CREATE TABLE notification_answer (
+                    notification_id uuid PRIMARY KEY REFERENCES notification (id) ON DELETE CASCADE,
+                    action_id text NOT NULL,
+                    answer_text text,
+                    answered_at double precision NOT NULL
+                )
+                """,
+                """
+                CREATE TABLE notification_event (
+                    notification_id uuid NOT NULL REFERENCES notification (id) ON DELETE CASCADE,
+                    event text NOT NULL,
+                    reported_at double precision NOT NULL,
+                    PRIMARY KEY (notification_id, event)
+                )
+                """,
+                // The inbox's order: the order notifications were accepted in (a page's cursor is one of these).
+                "ALTER TABLE notification ADD COLUMN inbox_seq bigserial",
+            ]),
     ]
 
     /// The version the schema is at once every migration ran.

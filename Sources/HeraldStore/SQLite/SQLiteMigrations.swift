@@ -182,6 +182,24 @@ enum SQLiteMigrations {
             // Rows written before keep both inside `document`; they move to `extras` at their next change.
             try db.execute(sql: "ALTER TABLE activity ADD COLUMN extras BLOB")
         }
+        migrator.registerMigration("v15: answers to notifications and the events the app reports (issue 39)") { db in
+            // Both go with their notification (ON DELETE CASCADE). One event of each kind per notification.
+            try db.execute(
+                sql: """
+                    CREATE TABLE notification_answer (
+                        notification_id TEXT PRIMARY KEY NOT NULL REFERENCES notification(id) ON DELETE CASCADE,
+                        action_id TEXT NOT NULL,
+                        answer_text TEXT,
+                        answered_at REAL NOT NULL
+                    );
+                    CREATE TABLE notification_event (
+                        notification_id TEXT NOT NULL REFERENCES notification(id) ON DELETE CASCADE,
+                        event TEXT NOT NULL,
+                        reported_at REAL NOT NULL,
+                        PRIMARY KEY (notification_id, event)
+                    ) WITHOUT ROWID;
+                    """)
+        }
         return migrator
     }
 }

@@ -216,8 +216,19 @@
     return outcome.status ? `${name} failed: ${outcome.status}.` : `${name} failed: ${outcome.error || "no answer"}.`;
   }
 
+  // Tells Herald what happened to notification `id` (`answer` or `events`, docs/api.md); best effort.
+  function tellHerald(id, path, body) {
+    if (!state.device || !id) return;
+    fetch(`/api/push/notifications/${encodeURIComponent(id)}/${path}`, {
+      method: "POST", cache: "no-store", body: JSON.stringify(body),
+      headers: { Authorization: basic(state.device), "Content-Type": "application/json" },
+    }).catch(() => undefined);
+  }
+
+  // Herald hears of it for the notifications it listed (source "server"): it refuses ids it never sent.
   async function markRead(id) {
-    await HeraldDB.update(id, (item) => { item.read = true; });
+    const item = await HeraldDB.update(id, (item) => { item.read = true; });
+    if (item && item.source === "server") tellHerald(id, "events", { event: "read" });
   }
 
   // An action from the inbox: a foreground one (or one without a method) opens here; a silent one runs in the service
@@ -225,6 +236,9 @@
   async function runAction(item, action) {
     await markRead(item.id);
     const url = action.url ?? action.uri;
+    // A button without a URL that does not open the app is an answer (docs/api.md, "Answers").
+    const isAnswer = !url && action.foreground !== true && action.id !== undefined && item.source === "server";
+    if (isAnswer) tellHerald(item.id, "answer", { action_id: String(action.id) });
     if (!url) return renderInbox();
     if (action.foreground === true || !action.method || !isWebURL(url)) {
       window.open(url, "_blank", "noopener");

@@ -152,12 +152,25 @@ async function perform(action) {
   }
 }
 
+// A button without a URL that does not open the app is an answer: Herald records the tap (docs/api.md, "Answers"),
+// with the device's own credentials. Best effort: nothing waits for it.
+async function reportAnswer(id, actionID) {
+  const device = await HeraldDB.get("device");
+  if (!id || !device || !device.user_id || !device.device_secret) return;
+  await fetch(`/api/push/notifications/${encodeURIComponent(id)}/answer`, {
+    method: "POST", cache: "no-store", body: JSON.stringify({ action_id: actionID }),
+    headers: { Authorization: "Basic " + btoa(`${device.user_id}:${device.device_secret}`), "Content-Type": "application/json" },
+  }).catch(() => undefined);
+}
+
 // What a tap on a notification (no action) or one of its buttons does.
 async function handle(id, actionID, data) {
   await markRead(id);
   if (!actionID) return openOrFocus(data.url || "/app/");
   const action = (data.actions || []).find((candidate) => candidate.id === actionID);
-  if (!action || !action.url) return undefined;  // a button without a URL only dismisses the notification
+  // A button without a URL only dismisses the notification, and is reported as the answer unless it opens the app.
+  if (action && !action.url && action.foreground !== true) return reportAnswer(id, actionID);
+  if (!action || !action.url) return undefined;
   const isHTTP = /^https?:/i.test(action.url);
   if (action.foreground === true || !action.method || !isHTTP) return openOrFocus(action.url);
   const outcome = await perform(action);

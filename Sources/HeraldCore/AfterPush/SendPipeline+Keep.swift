@@ -1,0 +1,48 @@
+import Foundation
+
+extension SendPipeline {
+    /// Keeps a notification in the device's inbox without pushing it (`POST /notifications` with `"push": false`):
+    /// rendered and fitted as a push would be, counted against the daily quota like one (an exempt one against the
+    /// exempt cap), and stored with the status ``DeliveryStatus/stored``, which no delivery ever claims. Durable before
+    /// this returns; the device needs no push token.
+    public func keep(_ draft: NotificationDraft, for device: Device) async throws(SendError) -> SendReceipt {
+        let fitted: FittedPayload
+        do {
+            fitted = try renderers.renderer(for: device.platform).fitted(draft.content, priority: draft.priority, collapseID: draft.collapseID)
+        } catch let error as PayloadFitter.TooLarge {
+            throw .payloadTooLarge(minimumBytes: error.minimumBytes, limit: error.limit)
+        } catch {
+            throw .payloadNotEncodable("\(error)")
+        }
+        let now = clock.now()
+        let day = UTCDay(containing: now)
+        let maximum = dailyLimit(of: device)
+        let notification = PushNotification(
+            id: .timeOrdered(at: now), deviceID: device.id, pushType: draft.pushType, priority: fitted.priority,
+            collapseID: draft.collapseID, payload: fitted.data, quotaDay: draft.isExemptFromQuota ? nil : day.description,
+            status: .stored, createdAt: now, expiresAt: Self.expiry(draft.expiresAt, now: now, timeToLive: configuration.timeToLive),
+            renderedBy: fitted.renderedBy, content: draft.content)
+        let quota = QuotaRequest(
+            day: day.description, maximum: draft.isExemptFromQuota ? nil : maximum,
+            exemptMaximum: draft.isExemptFromQuota ? configuration.exemptDailyLimit : nil)
+        let decision: AcceptDecision
+        do {
+            decision = try await store.accept(notification, quota: quota)
+        } catch {
+            throw .storeUnavailable("\(error)")
+        }
+        switch decision {
+        case .accepted(let counters, _):
+            let status = QuotaStatus(counters: counters, maximum: maximum, resetsAt: day.end)
+            return SendReceipt(notification: notification, truncated: fitted.truncated, warning: nil, quota: status)
+        case .quotaExceeded(let refused):
+            throw .quotaExceeded(QuotaStatus(counters: refused, maximum: maximum, resetsAt: day.end))
+        case .exemptQuotaExceeded(let refused):
+            throw .exemptQuotaExceeded(
+                QuotaStatus(counters: refused, maximum: maximum, resetsAt: day.end), exemptMaximum: configuration.exemptDailyLimit)
+        case .backlogFull(let refused):
+            throw .backlogFull(
+                QuotaStatus(counters: refused, maximum: maximum, resetsAt: day.end), maximumPending: configuration.maximumPendingPerDevice)
+        }
+    }
+}
