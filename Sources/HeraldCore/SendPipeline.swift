@@ -105,19 +105,23 @@ public struct SendPipeline: Sendable {
         try await engine.notification(id: id)
     }
 
-    /// Accepts a notification for a device: durable before this returns.
-    public func send(_ draft: NotificationDraft, to device: Device) async throws(SendError) -> SendReceipt {
-        guard device.isActive else {
-            throw .deviceInactive(reason: device.inactiveReason ?? "the device has no push token")
-        }
-        let fitted: FittedPayload
+    /// The draft's payload as the device's renderer writes it, fitted to its provider's limit.
+    func fitted(_ draft: NotificationDraft, for device: Device) throws(SendError) -> FittedPayload {
         do {
-            fitted = try renderers.renderer(for: device.platform).fitted(draft.content, priority: draft.priority, collapseID: draft.collapseID)
+            return try renderers.renderer(for: device.platform).fitted(draft.content, priority: draft.priority, collapseID: draft.collapseID)
         } catch let error as PayloadFitter.TooLarge {
             throw .payloadTooLarge(minimumBytes: error.minimumBytes, limit: error.limit)
         } catch {
             throw .payloadNotEncodable("\(error)")
         }
+    }
+
+    /// Accepts a notification for a device: durable before this returns.
+    public func send(_ draft: NotificationDraft, to device: Device) async throws(SendError) -> SendReceipt {
+        guard device.isActive else {
+            throw .deviceInactive(reason: device.inactiveReason ?? "the device has no push token")
+        }
+        let fitted = try fitted(draft, for: device)
 
         let now = clock.now()
         let day = UTCDay(containing: now)

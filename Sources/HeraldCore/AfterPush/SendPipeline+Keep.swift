@@ -6,14 +6,7 @@ extension SendPipeline {
     /// exempt cap), and stored with the status ``DeliveryStatus/stored``, which no delivery ever claims. Durable before
     /// this returns; the device needs no push token.
     public func keep(_ draft: NotificationDraft, for device: Device) async throws(SendError) -> SendReceipt {
-        let fitted: FittedPayload
-        do {
-            fitted = try renderers.renderer(for: device.platform).fitted(draft.content, priority: draft.priority, collapseID: draft.collapseID)
-        } catch let error as PayloadFitter.TooLarge {
-            throw .payloadTooLarge(minimumBytes: error.minimumBytes, limit: error.limit)
-        } catch {
-            throw .payloadNotEncodable("\(error)")
-        }
+        let fitted = try fitted(draft, for: device)
         let now = clock.now()
         let day = UTCDay(containing: now)
         let maximum = dailyLimit(of: device)
