@@ -10,25 +10,36 @@ struct BacklogPages {
         var wasFull = false
         /// Every finished notification of the page was delivered.
         var allDelivered = true
+        /// Another claim was asked for while this page was out (a client connected again, the device registered
+        /// again): what was accepted meanwhile, or parked before the client connected, is claimed once the page ends.
+        var claimAgain = false
     }
 
     private var pages: [Device.ID: Page] = [:]
     private var waitingForRoom: Set<Device.ID> = []
 
-    /// Whether a page may be claimed for the device now (none is out); if so, it is out from now on.
+    /// Whether a page may be claimed for the device now (none is out); if so, it is out from now on. When one is out,
+    /// the device is claimed again once it ends (``claimed(_:pageWasFull:for:)``, ``finished(_:delivered:)``): the
+    /// claim that is out may have been made before what this call is for.
     mutating func begin(_ device: Device.ID) -> Bool {
-        guard pages[device] == nil else { return false }
+        guard pages[device] == nil else {
+            pages[device]?.claimAgain = true
+            return false
+        }
         pages[device] = Page()
         return true
     }
 
-    /// The page was claimed with `count` notifications queued (0 ends it).
-    mutating func claimed(_ count: Int, pageWasFull: Bool, for device: Device.ID) {
+    /// The page was claimed with `count` notifications queued (0 ends it). Returns whether the device is to be
+    /// claimed again now (the page ended empty, and another claim was asked for meanwhile).
+    mutating func claimed(_ count: Int, pageWasFull: Bool, for device: Device.ID) -> Bool {
+        let claimAgain = pages[device]?.claimAgain ?? false
         guard count > 0 else {
             pages[device] = nil
-            return
+            return claimAgain
         }
-        pages[device] = Page(unfinished: count, wasFull: pageWasFull)
+        pages[device] = Page(unfinished: count, wasFull: pageWasFull, claimAgain: claimAgain)
+        return false
     }
 
     /// There was no room for the page: it waits (``takeWaitingForRoom()``).
@@ -64,6 +75,7 @@ struct BacklogPages {
             return .nothing
         }
         pages[device] = nil
+        if page.claimAgain { return .nextPage }
         guard page.wasFull else { return .nothing }
         return page.allDelivered ? .nextPage : .nextPageLater
     }

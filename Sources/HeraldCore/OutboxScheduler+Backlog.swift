@@ -24,10 +24,11 @@ extension OutboxScheduler {
                 at: now, limit: room)
             // The page's count is recorded before a slot can finish one of its notifications.
             let work = pool.takeCustody(claimed.map { DeliveryWork(notification: $0, isBacklog: true) })
-            state.withLock { $0.backlogs.claimed(work.count, pageWasFull: claimed.count == room, for: deviceID) }
+            let claimAgain = state.withLock { $0.backlogs.claimed(work.count, pageWasFull: claimed.count == room, for: deviceID) }
             pool.queue(work)
+            if claimAgain { Task { await self.deliverPending(of: deviceID) } }
         } catch {
-            state.withLock { $0.backlogs.claimed(0, pageWasFull: false, for: deviceID) }
+            _ = state.withLock { $0.backlogs.claimed(0, pageWasFull: false, for: deviceID) }
             logger.error("Claiming the pending notifications of a device failed", metadata: ["error": "\(error)"])
         }
     }
