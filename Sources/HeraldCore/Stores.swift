@@ -250,7 +250,9 @@ public enum StoreReadiness: Sendable, Equatable {
     case cannotWrite(String)
 }
 
-public protocol HeraldStore: DeviceStore, NotificationStore, APITokenStore, DashboardStore, ServerSettingStore, ActivityStore {
+public protocol HeraldStore: DeviceStore, NotificationStore, APITokenStore, DashboardStore, ServerSettingStore, ActivityStore,
+    RetentionStore
+{
     /// Whether the backend answers and takes writes (for `/readyz`).
     func readiness() async -> StoreReadiness
     /// Releases the backend's resources; nothing may be called afterwards.

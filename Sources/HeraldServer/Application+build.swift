@@ -80,11 +80,16 @@ public func buildApplication(
             exemptDailyLimit: configuration.exemptDailyLimit, maximumPendingPerDevice: configuration.maximumPendingPerDevice),
         renderers: payloadRenderers)
     let link = store.cluster.map { ClusterLink(cluster: $0, hub: hub, worker: worker, logger: logger) }
+    let retention = RetentionSweeper(
+        store: store,
+        policy: RetentionPolicy(
+            retention: configuration.retention, deviceIdleDays: configuration.deviceIdleDays, interval: configuration.retentionInterval),
+        clock: clock, logger: logger)
     let activities = ActivityDispatcher(
         store: store, pipeline: pipeline, clock: clock, attributesType: configuration.liveActivityAttributesType,
         instanceID: worker.instanceID, logger: logger)
     let (router, webSocket) = buildRouters(
-        store: store, pipeline: pipeline, worker: worker, hub: hub, link: link, activities: activities,
+        store: store, pipeline: pipeline, worker: worker, hub: hub, link: link, activities: activities, retention: retention,
         activityWrites: ActivityWriteLimiter(
             burst: configuration.activityWriteBurst, perSecond: Double(configuration.activityWritesPerSecond), clock: clock),
         clock: clock,
@@ -98,6 +103,7 @@ public func buildApplication(
         logger: logger)
     var services: [any Service] = closers + [worker, hub]
     services.append(activities)
+    services.append(retention)
     if let registry = metrics.registry {
         let endpoint = MetricsEndpoint(registry: registry, metrics: metrics.server, store: store, worker: worker, hub: hub, clock: clock)
         if let port = configuration.metricsPort {
@@ -155,7 +161,8 @@ func guardedServer(webSocket: WebSocketController, configuration: HeraldConfigur
 /// The HTTP router, and the controller that decides WebSocket upgrades (it sees only requests that ask for one).
 func buildRouters(
     store: any HeraldStore, pipeline: SendPipeline, worker: DeliveryEngine, hub: WebSocketHub, link: ClusterLink? = nil,
-    activities: ActivityDispatcher? = nil, activityWrites: ActivityWriteLimiter? = nil, clock: any WallClock, bodyLimit: Int,
+    activities: ActivityDispatcher? = nil, retention: RetentionSweeper? = nil, activityWrites: ActivityWriteLimiter? = nil,
+    clock: any WallClock, bodyLimit: Int,
     registration: RegistrationSettings, addresses: ClientAddressResolver,
     metrics: ServerMetrics, adminToken: String?, webSocketSession: WebSocketSessionConfiguration, logger: Logger
 ) -> (http: Router<HeraldRequestContext>, webSocket: WebSocketController) {
@@ -184,7 +191,7 @@ func buildRouters(
             status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"],
             body: ResponseBody(byteBuffer: document))
     }
-    let directory = DeviceDirectory(store: store)
+    let directory = DeviceDirectory(store: store, sightings: retention)
     let credentials = CredentialGuard(limiter: AuthFailureLimiter(clock: clock), addresses: addresses)
     let api = router.group("api/push")
     let registrar = DeviceRegistrar(
@@ -220,10 +227,11 @@ func buildRouters(
     HomeAssistantController(pipeline: pipeline, directory: directory, credentials: credentials, clock: clock, bodyLimit: bodyLimit)
         .addRoutes(to: api)
     if let adminToken {  // without HERALD_ADMIN_TOKEN, /admin is not there at all (404)
-        AdminController(
+        var admin = AdminController<HeraldRequestContext>(
             token: adminToken, store: store, pipeline: pipeline, directory: directory, credentials: credentials, clock: clock,
-            bodyLimit: bodyLimit
-        ).addRoutes(to: router)
+            bodyLimit: bodyLimit)
+        admin.deviceIdleDays = retention?.policy.deviceIdleDays
+        admin.addRoutes(to: router)
     }
     let webSocket = WebSocketController(
         hub: hub, directory: directory, credentials: credentials, worker: worker, link: link,

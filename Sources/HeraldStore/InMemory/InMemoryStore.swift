@@ -4,22 +4,24 @@ import HeraldCore
 /// A store that keeps everything in memory: for tests and for trying Herald without a disk.
 /// It follows the same contract as ``SQLiteStore``.
 public actor InMemoryStore: HeraldStore {
-    private var devices: [Device.ID: Device] = [:]
-    private var notifications: [PushNotification.ID: PushNotification] = [:]
-    private var counters: [CounterKey: QuotaCounters] = [:]
+    var devices: [Device.ID: Device] = [:]
+    var notifications: [PushNotification.ID: PushNotification] = [:]
+    var counters: [CounterKey: QuotaCounters] = [:]
     private var limitAnnounced: Set<CounterKey> = []
     /// Notifications exempt from the quota, per device and day (their own cap: ``QuotaRequest/exemptMaximum``).
     private var exempt: [CounterKey: Int] = [:]
-    private var leases: [PushNotification.ID: Lease] = [:]
-    private var parked: Set<PushNotification.ID> = []
+    var leases: [PushNotification.ID: Lease] = [:]
+    var parked: Set<PushNotification.ID> = []
     /// API tokens (see InMemoryStore+APITokens.swift); those of deleted devices are ignored and purged lazily.
     var apiTokens: [APIToken.ID: APIToken] = [:]
     /// ``ServerSettingStore``'s values.
     var settings: [String: String] = [:]
     /// PushWard activities per device and slug (see InMemoryStore+Activities.swift).
     var activityRows: [Device.ID: [String: ActivityRecord]] = [:]
+    /// When each device was last heard from (InMemoryStore+Retention.swift).
+    var lastSeen: [Device.ID: Date] = [:]
 
-    private struct CounterKey: Hashable {
+    struct CounterKey: Hashable {
         var deviceID: Device.ID
         var day: String
     }
@@ -52,11 +54,7 @@ public actor InMemoryStore: HeraldStore {
     public func deleteDevice(id: Device.ID) async throws {
         devices[id] = nil
         let removed = notifications.values.filter { $0.deviceID == id }.map(\.id)
-        for notification in removed {
-            notifications[notification] = nil
-            leases[notification] = nil
-            parked.remove(notification)
-        }
+        for notification in removed { removeNotification(notification) }
         counters = counters.filter { $0.key.deviceID != id }
         activityRows[id] = nil
     }

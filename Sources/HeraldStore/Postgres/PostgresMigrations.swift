@@ -198,6 +198,9 @@ enum PostgresMigrations {
         Migration(
             version: 11, description: "an activity's extras (timeline history, log backlog) apart from its document",
             statements: ["ALTER TABLE activity ADD COLUMN extras bytea"]),
+        Migration(
+            version: 14, description: "when a device was last heard from (idle devices)",
+            statements: ["ALTER TABLE device ADD COLUMN last_seen_at double precision"]),
     ]
 
     /// The version the schema is at once every migration ran.

@@ -182,6 +182,10 @@ enum SQLiteMigrations {
             // Rows written before keep both inside `document`; they move to `extras` at their next change.
             try db.execute(sql: "ALTER TABLE activity ADD COLUMN extras BLOB")
         }
+        migrator.registerMigration("v17: when a device was last heard from (idle devices)") { db in
+            // NULL until the device is first heard from: its registration (`updated_at`) stands for it until then.
+            try db.execute(sql: "ALTER TABLE device ADD COLUMN last_seen_at REAL")
+        }
         return migrator
     }
 }
