@@ -88,8 +88,12 @@ public func buildApplication(
     let activities = ActivityDispatcher(
         store: store, pipeline: pipeline, clock: clock, attributesType: configuration.liveActivityAttributesType,
         instanceID: worker.instanceID, logger: logger)
+    let scheduled = ScheduledSendDispatcher(
+        store: store, pipeline: pipeline, clock: clock, instanceID: worker.instanceID, pollInterval: configuration.scheduledSendPollInterval,
+        logger: logger)
     let (router, webSocket) = buildRouters(
         store: store, pipeline: pipeline, worker: worker, hub: hub, link: link, activities: activities, retention: retention,
+        scheduled: scheduled,
         activityWrites: ActivityWriteLimiter(
             burst: configuration.activityWriteBurst, perSecond: Double(configuration.activityWritesPerSecond), clock: clock),
         clock: clock,
@@ -104,6 +108,7 @@ public func buildApplication(
     var services: [any Service] = closers + [worker, hub]
     services.append(activities)
     services.append(retention)
+    services.append(scheduled)
     if let registry = metrics.registry {
         let endpoint = MetricsEndpoint(registry: registry, metrics: metrics.server, store: store, worker: worker, hub: hub, clock: clock)
         if let port = configuration.metricsPort {
@@ -161,7 +166,8 @@ func guardedServer(webSocket: WebSocketController, configuration: HeraldConfigur
 /// The HTTP router, and the controller that decides WebSocket upgrades (it sees only requests that ask for one).
 func buildRouters(
     store: any HeraldStore, pipeline: SendPipeline, worker: DeliveryEngine, hub: WebSocketHub, link: ClusterLink? = nil,
-    activities: ActivityDispatcher? = nil, retention: RetentionSweeper? = nil, activityWrites: ActivityWriteLimiter? = nil,
+    activities: ActivityDispatcher? = nil, retention: RetentionSweeper? = nil, scheduled: ScheduledSendDispatcher? = nil,
+    activityWrites: ActivityWriteLimiter? = nil,
     clock: any WallClock, bodyLimit: Int,
     registration: RegistrationSettings, addresses: ClientAddressResolver,
     metrics: ServerMetrics, adminToken: String?, webSocketSession: WebSocketSessionConfiguration, logger: Logger
@@ -212,6 +218,11 @@ func buildRouters(
     let authorizer = PushWardAuthorizer(tokens: tokens, credentials: credentials)
     ActionNotificationController(pipeline: pipeline, authorizer: authorizer, clock: clock, bodyLimit: bodyLimit)
         .addRoutes(to: router)
+    if let scheduled {  // issue 39, section 5: Scheduled/
+        ScheduledSendController(
+            store: store, pipeline: pipeline, authorizer: authorizer, dispatcher: scheduled, clock: clock, bodyLimit: bodyLimit
+        ).addRoutes(to: router)
+    }
     // PushWard's account paths; `activity_count` comes from the activity store once it exists (issue 31, la-service).
     PushWardAccountController(
         authorizer: authorizer, pipeline: pipeline,

@@ -34,6 +34,8 @@ public struct HeraldConfiguration: Sendable {
     public var deviceIdleDays: Int?
     /// Time between retention passes (not an option: tests shorten it).
     public var retentionInterval: Duration = .seconds(30)
+    /// How often due scheduled sends are looked for (not an option: tests shorten it).
+    public var scheduledSendPollInterval: Duration = .seconds(1)
     public var logLevel: Logger.Level = .info
     /// `text` (swift-log's standard lines) or `json` (one object per line).
     public var logFormat = LogFormat.text

@@ -20,6 +20,8 @@ public actor InMemoryStore: HeraldStore {
     var activityRows: [Device.ID: [String: ActivityRecord]] = [:]
     /// When each device was last heard from (InMemoryStore+Retention.swift).
     var lastSeen: [Device.ID: Date] = [:]
+    /// Scheduled sends and their leases (InMemoryStore+ScheduledSends.swift).
+    var scheduledSendRows: [ScheduledSend.ID: (send: ScheduledSend, lease: Lease?)] = [:]
 
     struct CounterKey: Hashable {
         var deviceID: Device.ID
@@ -57,6 +59,7 @@ public actor InMemoryStore: HeraldStore {
         for notification in removed { removeNotification(notification) }
         counters = counters.filter { $0.key.deviceID != id }
         activityRows[id] = nil
+        scheduledSendRows = scheduledSendRows.filter { $0.value.send.deviceID != id }
     }
 
     public func deactivateDevice(id: Device.ID, token: String, reason: String, at date: Date) async throws {

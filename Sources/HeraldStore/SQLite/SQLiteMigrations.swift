@@ -186,6 +186,9 @@ enum SQLiteMigrations {
             // NULL until the device is first heard from: its registration (`updated_at`) stands for it until then.
             try db.execute(sql: "ALTER TABLE device ADD COLUMN last_seen_at REAL")
         }
+        migrator.registerMigration("v18: scheduled sends") { db in
+            try db.execute(sql: SQLiteStore.scheduledSendSchema)
+        }
         return migrator
     }
 }
