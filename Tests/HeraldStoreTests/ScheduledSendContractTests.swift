@@ -81,3 +81,44 @@ struct ScheduledSendContractTests {
         try await store.close()
     }
 }
+
+/// Several instances on one PostgreSQL database: each due send is claimed by one of them.
+@Suite("Scheduled sends on several instances")
+struct ScheduledSendInstanceTests {
+    @Test(.enabled(if: PostgresTestDatabase.url != nil))
+    func twoInstancesClaimingAtOnceTakeEachDueSendOnce() async throws {
+        let configuration = try await PostgresTestDatabase.freshSchema()
+        let first = try await PostgresStore(configuration: configuration, startupTimeout: .seconds(180))
+        let second = try await PostgresStore(configuration: configuration, startupTimeout: .seconds(180))
+        let token = UUID()
+        var ids: Set<ScheduledSend.ID> = []
+        for _ in 0..<4 {
+            let device = Fixtures.device().device
+            try await first.insertDevice(device)
+            for _ in 0..<25 {
+                let send = ScheduledSendContractTests.send(for: device, token: token, at: start)
+                #expect(try await first.insertScheduledSend(send, maximumPending: 25))
+                ids.insert(send.id)
+            }
+        }
+        // Each instance claims in batches of 7 until nothing is left; they run at the same time.
+        let claimed = try await withThrowingTaskGroup(of: [ScheduledSend.ID].self) { group in
+            for (store, owner) in [(first, "a"), (second, "b")] {
+                group.addTask {
+                    var mine: [ScheduledSend.ID] = []
+                    while true {
+                        let batch = try await store.claimDueScheduledSends(
+                            at: start, lease: Lease(owner: owner, expiresAt: start.addingTimeInterval(60)), limit: 7)
+                        if batch.isEmpty { return mine }
+                        mine += batch.map(\.id)
+                    }
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        #expect(claimed.count == 100)
+        #expect(Set(claimed) == ids)
+        try await first.close()
+        try await second.close()
+    }
+}
