@@ -23,6 +23,8 @@ final class ScheduledSendDispatcher: Service, Sendable {
     private let pollInterval: Duration
     private let logger: Logger
     private let woken = Atomic(false)
+    /// A store that does not answer fails every pass: logged at most once a minute.
+    private let failureLog = Mutex<(last: ContinuousClock.Instant?, failures: Int)>((nil, 0))
 
     init(
         store: any HeraldStore, pipeline: SendPipeline, clock: any WallClock, instanceID: String, pollInterval: Duration = .seconds(1),
@@ -48,11 +50,26 @@ final class ScheduledSendDispatcher: Service, Sendable {
                     do {
                         while try await self.pass() == Self.batch, !Task.isCancelled {}
                     } catch {
-                        self.logger.warning("Scheduled sends: a pass failed; it runs again", metadata: ["error": "\(error)"])
+                        if let failures = self.recordFailure() {
+                            self.logger.warning(
+                                "Scheduled sends: passes fail; they run again", metadata: ["error": "\(error)", "failed_passes": "\(failures)"])
+                        }
                     }
                 }
                 try? await Task.sleep(for: .milliseconds(20))
             }
+        }
+    }
+
+    /// Counts a failed pass; the number of failures to log (those since the last line), at most once a minute.
+    private func recordFailure() -> Int? {
+        failureLog.withLock { log in
+            log.failures += 1
+            let now = ContinuousClock.now
+            if let last = log.last, now - last < .seconds(60) { return nil }
+            log.last = now
+            defer { log.failures = 0 }
+            return log.failures
         }
     }
 

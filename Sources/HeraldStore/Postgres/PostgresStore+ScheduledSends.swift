@@ -76,6 +76,9 @@ extension PostgresStore {
 
     public func claimDueScheduledSends(at now: Date, lease: Lease, limit: Int) async throws -> [ScheduledSend] {
         let seconds = now.timeIntervalSince1970
+        // Read first: nothing is written while nothing is due (every instance asks every second).
+        let due = try await read("SELECT EXISTS (SELECT 1 FROM scheduled_send WHERE status = 'scheduled' AND next_at <= \(seconds))")
+        guard try due.first?.decode(Bool.self) == true else { return [] }
         return try await write(
             """
             UPDATE scheduled_send SET lease_owner = \(lease.owner), lease_expires_at = \(lease.expiresAt.timeIntervalSince1970)
