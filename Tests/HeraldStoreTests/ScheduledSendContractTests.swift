@@ -44,6 +44,36 @@ struct ScheduledSendContractTests {
     }
 
     @Test(arguments: Backend.available)
+    func retentionDeletesFinishedSendsAndCanceledOnesAfterADayButNeverScheduledOnes(_ backend: Backend) async throws {
+        let store = try await backend.makeStore()
+        let device = Fixtures.device().device
+        try await store.insertDevice(device)
+        let token = UUID()
+        let scheduled = Self.send(for: device, token: token, at: start.addingTimeInterval(-86_400 * 400))
+        let sent = Self.send(for: device, token: token, at: start)
+        let canceled = Self.send(for: device, token: token, at: start.addingTimeInterval(3_600))
+        for send in [scheduled, sent, canceled] { #expect(try await store.insertScheduledSend(send, maximumPending: 25)) }
+        _ = try await store.claimDueScheduledSends(at: start, lease: Lease(owner: "a", expiresAt: start.addingTimeInterval(60)), limit: 1)
+        var done = try #require(try await store.scheduledSend(id: scheduled.id))
+        #expect(done.id == scheduled.id)
+        // The oldest (claimed) one stays scheduled; `sent` is completed as sent.
+        _ = try await store.claimDueScheduledSends(at: start, lease: Lease(owner: "a", expiresAt: start.addingTimeInterval(60)), limit: 5)
+        done = sent
+        done.status = .sent
+        done.nextAt = nil
+        done.updatedAt = start.addingTimeInterval(10)
+        #expect(try await store.completeScheduledSend(done, owner: "a"))
+        _ = try await store.cancelScheduledSend(id: canceled.id, at: start.addingTimeInterval(20))
+        #expect(try await store.deleteFinishedScheduledSends(finishedBefore: start.addingTimeInterval(15), canceledBefore: start, limit: 10) == 1)
+        #expect(try await store.scheduledSend(id: sent.id) == nil)
+        #expect(try await store.deleteFinishedScheduledSends(finishedBefore: start, canceledBefore: start.addingTimeInterval(21), limit: 10) == 1)
+        #expect(try await store.scheduledSend(id: canceled.id) == nil)
+        #expect(try await store.deleteFinishedScheduledSends(finishedBefore: .distantFuture, canceledBefore: .distantFuture, limit: 10) == 0)
+        #expect(try await store.scheduledSend(id: scheduled.id)?.status == .scheduled)
+        try await store.close()
+    }
+
+    @Test(arguments: Backend.available)
     func dueSendsAreClaimedOnceWithALeaseAndCompletedOnlyByItsHolder(_ backend: Backend) async throws {
         let store = try await backend.makeStore()
         let device = Fixtures.device().device

@@ -11,6 +11,9 @@ public protocol RetentionStore: Sendable {
     /// oldest first, with everything that goes with them. A pending notification is never deleted, however old.
     /// Returns how many were deleted.
     func deleteFinishedNotifications(before cutoff: Date, limit: Int) async throws -> Int
+    /// Deletes at most `limit` scheduled sends that are finished (`sent`, `failed`) and last changed before
+    /// `finishedBefore`, or `canceled` before `canceledBefore`; returns how many.
+    func deleteFinishedScheduledSends(finishedBefore: Date, canceledBefore: Date, limit: Int) async throws -> Int
     /// Gives free space back to the file system where the backend holds on to it (SQLite: an incremental vacuum of
     /// the free pages beyond a reserve of a tenth of the file); nothing where the backend does that itself.
     func reclaimSpace() async throws

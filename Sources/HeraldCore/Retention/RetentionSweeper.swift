@@ -41,10 +41,12 @@ public struct RetentionPolicy: Sendable, Equatable {
 /// What one pass of the ``RetentionSweeper`` deleted.
 public struct RetentionPass: Sendable, Equatable {
     public var notificationsDeleted = 0
+    public var scheduledSendsDeleted = 0
     public var devicesDeleted: [Device.ID] = []
 
-    public init(notificationsDeleted: Int = 0, devicesDeleted: [Device.ID] = []) {
+    public init(notificationsDeleted: Int = 0, scheduledSendsDeleted: Int = 0, devicesDeleted: [Device.ID] = []) {
         self.notificationsDeleted = notificationsDeleted
+        self.scheduledSendsDeleted = scheduledSendsDeleted
         self.devicesDeleted = devicesDeleted
     }
 }
@@ -63,6 +65,8 @@ public struct RetentionPass: Sendable, Equatable {
 public final class RetentionSweeper: Service, Sendable {
     /// The most distinct devices remembered as seen between passes (further sightings wait for the next pass).
     static let maximumSightings = 100_000
+    /// How long a canceled scheduled send is kept (it reads `canceled` that long).
+    public static let canceledScheduledSendsKept: TimeInterval = 86_400
 
     public let policy: RetentionPolicy
     private let store: any RetentionStore
@@ -125,6 +129,15 @@ public final class RetentionSweeper: Service, Sendable {
         while !Task.isCancelled {
             let deleted = try await store.deleteFinishedNotifications(before: cutoff, limit: policy.batchSize)
             pass.notificationsDeleted += deleted
+            if deleted < policy.batchSize { break }
+            await Task.yield()
+        }
+        while !Task.isCancelled {
+            // A canceled scheduled send reads `canceled` for a day (docs/api.md), then goes; sent and failed ones go
+            // with the retention.
+            let deleted = try await store.deleteFinishedScheduledSends(
+                finishedBefore: cutoff, canceledBefore: now.addingTimeInterval(-Self.canceledScheduledSendsKept), limit: policy.batchSize)
+            pass.scheduledSendsDeleted += deleted
             if deleted < policy.batchSize { break }
             await Task.yield()
         }

@@ -32,6 +32,18 @@ extension InMemoryStore {
 
     public func deleteScheduledSend(id: ScheduledSend.ID) async throws { scheduledSendRows[id] = nil }
 
+    public func deleteFinishedScheduledSends(finishedBefore: Date, canceledBefore: Date, limit: Int) async throws -> Int {
+        let old = scheduledSendRows.values.map(\.send).filter { send in
+            switch send.status {
+            case .scheduled: false
+            case .sent, .failed: send.updatedAt < finishedBefore
+            case .canceled: send.updatedAt < canceledBefore
+            }
+        }.prefix(limit)
+        for send in old { scheduledSendRows[send.id] = nil }
+        return old.count
+    }
+
     public func claimDueScheduledSends(at now: Date, lease: Lease, limit: Int) async throws -> [ScheduledSend] {
         let due = scheduledSendRows.values.filter { row in
             row.send.status == .scheduled && (row.send.nextAt.map { $0 <= now } ?? false) && (row.lease.map { $0.expiresAt <= now } ?? true)

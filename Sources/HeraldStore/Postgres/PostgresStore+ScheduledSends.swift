@@ -74,6 +74,25 @@ extension PostgresStore {
         try await write("DELETE FROM scheduled_send WHERE id = \(id)")
     }
 
+    public func deleteFinishedScheduledSends(finishedBefore: Date, canceledBefore: Date, limit: Int) async throws -> Int {
+        let (finished, canceled) = (finishedBefore.timeIntervalSince1970, canceledBefore.timeIntervalSince1970)
+        let condition = "(status IN ('sent', 'failed') AND updated_at < $1) OR (status = 'canceled' AND updated_at < $2)"
+        var binds = PostgresBindings()
+        binds.append(finished)
+        binds.append(canceled)
+        let any = try await read(PostgresQuery(unsafeSQL: "SELECT EXISTS (SELECT 1 FROM scheduled_send WHERE \(condition))", binds: binds))
+        guard try any.first?.decode(Bool.self) == true else { return 0 }
+        binds.append(limit)
+        return try await write(
+            PostgresQuery(
+                unsafeSQL: """
+                    DELETE FROM scheduled_send WHERE id IN (
+                        SELECT id FROM scheduled_send WHERE \(condition) LIMIT $3 FOR UPDATE SKIP LOCKED)
+                    RETURNING id
+                    """, binds: binds)
+        ).count
+    }
+
     public func claimDueScheduledSends(at now: Date, lease: Lease, limit: Int) async throws -> [ScheduledSend] {
         let seconds = now.timeIntervalSince1970
         // Read first: nothing is written while nothing is due (every instance asks every second).

@@ -105,6 +105,20 @@ extension SQLiteStore {
         try await write { db in try db.execute(sql: "DELETE FROM scheduled_send WHERE id = ?", arguments: [id.databaseString]) }
     }
 
+    public func deleteFinishedScheduledSends(finishedBefore: Date, canceledBefore: Date, limit: Int) async throws -> Int {
+        let arguments: StatementArguments = [finishedBefore.timeIntervalSince1970, canceledBefore.timeIntervalSince1970, limit]
+        let old = """
+            SELECT id FROM scheduled_send
+            WHERE (status IN ('sent', 'failed') AND updated_at < ?) OR (status = 'canceled' AND updated_at < ?) LIMIT ?
+            """
+        let due = try await database.read { db in try String.fetchAll(db, sql: old, arguments: arguments) }
+        guard !due.isEmpty else { return 0 }
+        return try await write { db in
+            try db.execute(sql: "DELETE FROM scheduled_send WHERE id IN (\(old))", arguments: arguments)
+            return db.changesCount
+        }
+    }
+
     public func claimDueScheduledSends(at now: Date, lease: Lease, limit: Int) async throws -> [ScheduledSend] {
         // Read first: nothing is written while nothing is due (the dispatcher asks every second).
         let due = try await database.read { db in
