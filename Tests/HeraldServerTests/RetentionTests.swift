@@ -102,4 +102,25 @@ struct RetentionTests {
             #expect(try await store.recentNotifications(deviceID: stored.id, limit: 10).count == 1, "only the new one is left")
         }
     }
+
+    @Test("The dashboard shows how many devices are idle: for HERALD_DEVICE_IDLE_DAYS, or 90 days when it is off")
+    func theDashboardCountsIdleDevices() async throws {
+        for idleDays in [nil, 30] as [Int?] {
+            var server = try AdminDashboardTests.server()
+            server.configuration.deviceIdleDays = idleDays
+            // Passes run only at start: the count is what the dashboard reads, not what a pass left.
+            server.configuration.retentionInterval = .seconds(3_600)
+            let clock = server.clock
+            try await server.run { client in
+                _ = try await client.register(token: Fixtures.apnsToken(1))
+                _ = try await client.register(token: Fixtures.apnsToken(2))
+                clock.advance(by: 100 * 86_400)
+                let session = try await client.adminLogin()
+                let page = try await client.execute(uri: "/admin", method: .get, headers: session.headers).text
+                #expect(page.contains(#"id="idle-devices">2<"#), "\(idleDays.map(String.init) ?? "off")")
+                let rule = idleDays == nil ? "idle for 90 days (kept: HERALD_DEVICE_IDLE_DAYS is off)" : "idle for 30 days (removed by HERALD_DEVICE_IDLE_DAYS)"
+                #expect(page.contains(rule), "\(page)")
+            }
+        }
+    }
 }

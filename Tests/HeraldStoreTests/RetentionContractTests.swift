@@ -85,6 +85,32 @@ struct RetentionContractTests {
     }
 }
 
+/// The sweeper's idle rule with a test clock: a device heard from (``RetentionSweeper/deviceSeen(_:)``) stays.
+@Suite("Retention sweeper")
+struct RetentionSweeperTests {
+    @Test(arguments: Backend.available)
+    func idleDevicesGoAtAPassUnlessHeardFromAndNothingGoesWhenTheOptionIsOff(_ backend: Backend) async throws {
+        let store = try await backend.makeStore()
+        let clock = TestClock(start)
+        let quiet = Fixtures.device(token: Fixtures.apnsToken(1), at: start).device
+        let heard = Fixtures.device(token: Fixtures.apnsToken(2), at: start).device
+        for device in [quiet, heard] { try await store.insertDevice(device) }
+        let off = RetentionSweeper(store: store, policy: RetentionPolicy(), clock: clock)
+        let on = RetentionSweeper(store: store, policy: RetentionPolicy(deviceIdleDays: 2), clock: clock)
+        clock.advance(by: 2 * 86_400)
+        on.deviceSeen(heard.id)
+        #expect(try await on.sweep().devicesDeleted.isEmpty)  // writes the sighting, at day 2; nothing idle for 2 days yet
+        clock.advance(by: 86_400 + 60)
+        #expect(try await off.sweep().devicesDeleted.isEmpty)
+        #expect(try await on.sweep().devicesDeleted == [quiet.id])
+        #expect(try await store.device(id: quiet.id) == nil)
+        #expect(try await store.device(id: heard.id) != nil)
+        clock.advance(by: 86_400)
+        #expect(try await on.sweep().devicesDeleted == [heard.id])
+        try await store.close()
+    }
+}
+
 /// The SQLite file stays bounded under a steady load with retention, and shrinks once the load is gone.
 @Suite("SQLite retention")
 struct SQLiteRetentionTests {
