@@ -21,7 +21,9 @@ struct FCMTestServer {
         server.configuration.deliveryWait = APNsTestServer.outcomeWait
         server.configuration.fcm = FCMConfiguration(
             serviceAccount: .file(path: try fcm.writeServiceAccount()), baseURL: fcm.baseURL, trustedCAPath: fcm.caPath,
-            requestTimeout: .seconds(5))
+            // Generous: a loaded two-core machine once took over 5 s to connect to the double's token endpoint, and the
+            // retry that follows a missing access token came after the test had stopped waiting. No test here times out FCM.
+            requestTimeout: .seconds(60))
         return FCMTestServer(server: server, fcm: fcm)
     }
 

@@ -30,6 +30,12 @@ struct TestServer {
         // commit that waits more than 3 s for a busy two-core machine is slow, not failed (a full run answered 503 to
         // dozens of concurrent accepts at 3 s).
         configuration.storeTimeout = .seconds(120)
+        // The same for the connection deadlines (ConnectionHardeningTests set theirs): the test client's one keep-alive
+        // connection once sat past a deadline while a loaded machine kept the test from its next request, and the
+        // request then met a closed channel.
+        configuration.connectionLimits.headerTimeout = .seconds(120)
+        configuration.connectionLimits.bodyTimeout = .seconds(120)
+        configuration.connectionLimits.idleTimeout = .seconds(600)
     }
 
     /// The store the server uses, when the test wants to watch it (otherwise one is opened from `databaseURL`).
