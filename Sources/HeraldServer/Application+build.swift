@@ -106,7 +106,7 @@ public func buildApplication(
             maximumMessageSize: WebSocketController.maximumMessageSize, pingInterval: configuration.webSocketPingInterval,
             subscribeTimeout: configuration.webSocketSubscribeTimeout,
             subscribesPerMinute: configuration.webSocketSubscribesPerMinute),
-        logger: logger)
+        readinessTimeout: configuration.readinessTimeout, logger: logger)
     var services: [any Service] = closers + [worker, hub]
     services.append(activities)
     services.append(retention)
@@ -173,7 +173,8 @@ func buildRouters(
     scheduled: ScheduledSendDispatcher? = nil, activityWrites: ActivityWriteLimiter? = nil,
     clock: any WallClock, bodyLimit: Int,
     registration: RegistrationSettings, addresses: ClientAddressResolver,
-    metrics: ServerMetrics, adminToken: String?, webSocketSession: WebSocketSessionConfiguration, logger: Logger
+    metrics: ServerMetrics, adminToken: String?, webSocketSession: WebSocketSessionConfiguration,
+    readinessTimeout: Duration = .milliseconds(800), logger: Logger
 ) -> (http: Router<HeraldRequestContext>, webSocket: WebSocketController) {
     let router = Router(context: HeraldRequestContext.self, options: .autoGenerateHeadEndpoints)
     router.add(middleware: JSONErrorMiddleware())
@@ -273,9 +274,6 @@ func buildRouters(
     router.add(middleware: SenderPathMiddleware(ntfy: ntfy, bark: bark, bodyLimit: bodyLimit))
     return (router, webSocket)
 }
-
-/// How long `/readyz` waits for the store's answer; past it, the store is not ready (`/readyz` answers within 1 s).
-let readinessTimeout: Duration = .milliseconds(800)
 
 /// The registration limits of the configuration, as the registration controller takes them.
 struct RegistrationSettings: Sendable {

@@ -20,6 +20,9 @@ public struct HeraldConfiguration: Sendable {
     /// accept's group commit); past it the request is answered 503 `store_unavailable` with `Retry-After`
     /// (`HERALD_STORE_TIMEOUT_MS`).
     public var storeTimeout: Duration = .seconds(3)
+    /// How long `/readyz` waits for the store's answer; past it, the store is not ready (`/readyz` answers within 1 s).
+    /// Not an option of `herald serve`: tests that are not about it lengthen it for a busy machine.
+    public var readinessTimeout: Duration = .milliseconds(800)
     /// Notifications per USER_ID per UTC day.
     public var dailyLimit = 150
     /// Notifications exempt from ``dailyLimit`` (critical alerts, commands) per USER_ID per UTC day.

@@ -36,6 +36,8 @@ struct TestServer {
         configuration.connectionLimits.headerTimeout = .seconds(120)
         configuration.connectionLimits.bodyTimeout = .seconds(120)
         configuration.connectionLimits.idleTimeout = .seconds(600)
+        // And `/readyz`'s 800 ms for the store's answer: a full run once answered a fresh server's /readyz 503.
+        configuration.readinessTimeout = .seconds(60)
     }
 
     /// The store the server uses, when the test wants to watch it (otherwise one is opened from `databaseURL`).
