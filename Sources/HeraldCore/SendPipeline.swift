@@ -116,6 +116,22 @@ public struct SendPipeline: Sendable {
         }
     }
 
+    /// The counters of an accepted notification; a refusal as the send's error, with the quota as it stands.
+    func acceptedCounters(_ decision: AcceptDecision, maximum: Int, day: UTCDay) throws(SendError) -> QuotaCounters {
+        switch decision {
+        case .accepted(let counters, _):
+            return counters
+        case .quotaExceeded(let refused):
+            throw .quotaExceeded(QuotaStatus(counters: refused, maximum: maximum, resetsAt: day.end))
+        case .exemptQuotaExceeded(let refused):
+            throw .exemptQuotaExceeded(
+                QuotaStatus(counters: refused, maximum: maximum, resetsAt: day.end), exemptMaximum: configuration.exemptDailyLimit)
+        case .backlogFull(let refused):
+            throw .backlogFull(
+                QuotaStatus(counters: refused, maximum: maximum, resetsAt: day.end), maximumPending: configuration.maximumPendingPerDevice)
+        }
+    }
+
     /// Accepts a notification for a device: durable before this returns.
     public func send(_ draft: NotificationDraft, to device: Device) async throws(SendError) -> SendReceipt {
         guard device.isActive else {
@@ -137,19 +153,7 @@ public struct SendPipeline: Sendable {
             exemptMaximum: draft.isExemptFromQuota ? configuration.exemptDailyLimit : nil,
             pendingMaximum: configuration.maximumPendingPerDevice)
         let (decision, route) = try await store(notification, quota: quota, for: device)
-        let counters: QuotaCounters
-        switch decision {
-        case .quotaExceeded(let refused):
-            throw .quotaExceeded(QuotaStatus(counters: refused, maximum: maximum, resetsAt: day.end))
-        case .exemptQuotaExceeded(let refused):
-            throw .exemptQuotaExceeded(
-                QuotaStatus(counters: refused, maximum: maximum, resetsAt: day.end), exemptMaximum: configuration.exemptDailyLimit)
-        case .backlogFull(let refused):
-            throw .backlogFull(
-                QuotaStatus(counters: refused, maximum: maximum, resetsAt: day.end), maximumPending: configuration.maximumPendingPerDevice)
-        case .accepted(let accepted, _):
-            counters = accepted
-        }
+        let counters = try acceptedCounters(decision, maximum: maximum, day: day)
         let quotaStatus = QuotaStatus(counters: counters, maximum: maximum, resetsAt: day.end)
         if case .accepted(_, usedUpQuota: true) = decision { await announceQuotaUsedUp(to: device, quota: quotaStatus) }
 

@@ -24,18 +24,8 @@ extension SendPipeline {
         } catch {
             throw .storeUnavailable("\(error)")
         }
-        switch decision {
-        case .accepted(let counters, _):
-            let status = QuotaStatus(counters: counters, maximum: maximum, resetsAt: day.end)
-            return SendReceipt(notification: notification, truncated: fitted.truncated, warning: nil, quota: status)
-        case .quotaExceeded(let refused):
-            throw .quotaExceeded(QuotaStatus(counters: refused, maximum: maximum, resetsAt: day.end))
-        case .exemptQuotaExceeded(let refused):
-            throw .exemptQuotaExceeded(
-                QuotaStatus(counters: refused, maximum: maximum, resetsAt: day.end), exemptMaximum: configuration.exemptDailyLimit)
-        case .backlogFull(let refused):
-            throw .backlogFull(
-                QuotaStatus(counters: refused, maximum: maximum, resetsAt: day.end), maximumPending: configuration.maximumPendingPerDevice)
-        }
+        let counters = try acceptedCounters(decision, maximum: maximum, day: day)
+        let status = QuotaStatus(counters: counters, maximum: maximum, resetsAt: day.end)
+        return SendReceipt(notification: notification, truncated: fitted.truncated, warning: nil, quota: status)
     }
 }
