@@ -80,13 +80,22 @@ public func buildApplication(
             exemptDailyLimit: configuration.exemptDailyLimit, maximumPendingPerDevice: configuration.maximumPendingPerDevice),
         renderers: payloadRenderers)
     let link = store.cluster.map { ClusterLink(cluster: $0, hub: hub, worker: worker, logger: logger) }
+    let retention = RetentionSweeper(
+        store: store,
+        policy: RetentionPolicy(
+            retention: configuration.retention, deviceIdleDays: configuration.deviceIdleDays, interval: configuration.retentionInterval),
+        clock: clock, logger: logger)
     let activities = ActivityDispatcher(
         store: store, pipeline: pipeline, clock: clock, attributesType: configuration.liveActivityAttributesType,
         instanceID: worker.instanceID, logger: logger)
     // Answer long polls; with several instances, answers taken by another one are polled for (docs/api.md, "Answers").
     let answerWaiters = AnswerWaiters(store: store, pollInterval: store.cluster == nil ? nil : .seconds(1))
+    let scheduled = ScheduledSendDispatcher(
+        store: store, pipeline: pipeline, clock: clock, instanceID: worker.instanceID, pollInterval: configuration.scheduledSendPollInterval,
+        logger: logger)
     let (router, webSocket) = buildRouters(
         store: store, pipeline: pipeline, worker: worker, hub: hub, link: link, activities: activities, answerWaiters: answerWaiters,
+        retention: retention, scheduled: scheduled,
         activityWrites: ActivityWriteLimiter(
             burst: configuration.activityWriteBurst, perSecond: Double(configuration.activityWritesPerSecond), clock: clock),
         clock: clock,
@@ -100,6 +109,8 @@ public func buildApplication(
         readinessTimeout: configuration.readinessTimeout, logger: logger)
     var services: [any Service] = closers + [worker, hub]
     services.append(activities)
+    services.append(retention)
+    services.append(scheduled)
     if let registry = metrics.registry {
         let endpoint = MetricsEndpoint(registry: registry, metrics: metrics.server, store: store, worker: worker, hub: hub, clock: clock)
         if let port = configuration.metricsPort {
@@ -158,7 +169,8 @@ func guardedServer(webSocket: WebSocketController, configuration: HeraldConfigur
 /// The HTTP router, and the controller that decides WebSocket upgrades (it sees only requests that ask for one).
 func buildRouters(
     store: any HeraldStore, pipeline: SendPipeline, worker: DeliveryEngine, hub: WebSocketHub, link: ClusterLink? = nil,
-    activities: ActivityDispatcher? = nil, answerWaiters: AnswerWaiters? = nil, activityWrites: ActivityWriteLimiter? = nil,
+    activities: ActivityDispatcher? = nil, answerWaiters: AnswerWaiters? = nil, retention: RetentionSweeper? = nil,
+    scheduled: ScheduledSendDispatcher? = nil, activityWrites: ActivityWriteLimiter? = nil,
     clock: any WallClock, bodyLimit: Int,
     registration: RegistrationSettings, addresses: ClientAddressResolver,
     metrics: ServerMetrics, adminToken: String?, webSocketSession: WebSocketSessionConfiguration,
@@ -189,7 +201,7 @@ func buildRouters(
             status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"],
             body: ResponseBody(byteBuffer: document))
     }
-    let directory = DeviceDirectory(store: store)
+    let directory = DeviceDirectory(store: store, sightings: retention)
     let credentials = CredentialGuard(limiter: AuthFailureLimiter(clock: clock), addresses: addresses)
     let api = router.group("api/push")
     let registrar = DeviceRegistrar(
@@ -217,6 +229,11 @@ func buildRouters(
     DeviceReportsController(
         store: store, directory: directory, credentials: credentials, waiters: waiters, clock: clock, bodyLimit: bodyLimit
     ).addRoutes(to: api)
+    if let scheduled {  // issue 39, section 5: Scheduled/
+        ScheduledSendController(
+            store: store, pipeline: pipeline, authorizer: authorizer, dispatcher: scheduled, clock: clock, bodyLimit: bodyLimit
+        ).addRoutes(to: router)
+    }
     // PushWard's account paths; `activity_count` comes from the activity store once it exists (issue 31, la-service).
     PushWardAccountController(
         authorizer: authorizer, pipeline: pipeline,
@@ -232,10 +249,11 @@ func buildRouters(
     HomeAssistantController(pipeline: pipeline, directory: directory, credentials: credentials, clock: clock, bodyLimit: bodyLimit)
         .addRoutes(to: api)
     if let adminToken {  // without HERALD_ADMIN_TOKEN, /admin is not there at all (404)
-        AdminController(
+        var admin = AdminController<HeraldRequestContext>(
             token: adminToken, store: store, pipeline: pipeline, directory: directory, credentials: credentials, clock: clock,
-            bodyLimit: bodyLimit
-        ).addRoutes(to: router)
+            bodyLimit: bodyLimit)
+        admin.deviceIdleDays = retention?.policy.deviceIdleDays
+        admin.addRoutes(to: router)
     }
     let webSocket = WebSocketController(
         hub: hub, directory: directory, credentials: credentials, worker: worker, link: link,

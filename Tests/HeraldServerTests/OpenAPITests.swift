@@ -21,7 +21,7 @@ struct OpenAPITests {
                 "/api/push/register", "/api/push/notify", "/api/push/notifications/{id}", "/api/push/notifications", "/api/push/homeassistant",
                 "/api/push/homeassistant/rate_limits", "/api/push/tokens", "/api/push/tokens/{idOrName}", "/notifications",
                 "/api/push/websocket", "/openapi.yaml", "/healthz", "/readyz", "/metrics", "/health", "/auth/me",
-                "/api/push/webpush/key", "/api/push/activities/{slug}/token",
+                "/api/push/webpush/key", "/api/push/activities/{slug}/token", "/notifications/scheduled", "/notifications/scheduled/{id}",
                 // The senders (docs/senders.md).
                 "/", "/{topic}", "/{topic}/publish", "/{key}/{title}/{body}", "/message", "/push", "/api/push/hooks/{preset}",
                 // Issue 39: answers, the app's events, the inbox.

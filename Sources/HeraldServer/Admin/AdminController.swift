@@ -35,6 +35,10 @@ struct AdminController<Context: RemoteAddressRequestContext>: Sendable {
     let pages: AdminPages
     let clock: any WallClock
     let bodyLimit: Int
+    /// `HERALD_DEVICE_IDLE_DAYS`: the overview shows how many devices it removes (or, when off, how many are idle
+    /// for ``idleDaysShownWhenOff`` days).
+    var deviceIdleDays: Int?
+    static var idleDaysShownWhenOff: Int { 90 }
 
     init(
         token: String, store: any HeraldStore, pipeline: SendPipeline, directory: DeviceDirectory, credentials: CredentialGuard,
@@ -163,6 +167,10 @@ struct AdminController<Context: RemoteAddressRequestContext>: Sendable {
         let summary = try await storeCall {
             try await store.notificationSummary(since: now.addingTimeInterval(-86_400), errorLimit: 5)
         }
+        let idleDays = deviceIdleDays ?? Self.idleDaysShownWhenOff
+        let idle = try await storeCall {
+            try await store.idleDeviceCount(since: now.addingTimeInterval(-Double(idleDays) * 86_400), limit: 1_000_000)
+        }
         let delivered = summary.byStatus[.delivered] ?? 0
         let finished = delivered + (summary.byStatus[.failed] ?? 0) + (summary.byStatus[.expired] ?? 0)
         let states: [DeliveryStatus] = [.pending, .delivered, .failed, .expired]
@@ -173,6 +181,8 @@ struct AdminController<Context: RemoteAddressRequestContext>: Sendable {
                 "perHour": String(format: "%.1f", Double(delivered) / 24),
                 "successRate": finished == 0 ? "–" : String(format: "%.1f %%", Double(delivered) * 100 / Double(finished)),
                 "deviceTotal": tallies.reduce(0) { $0 + $1.count },
+                "idleDevices": idle, "idleDays": idleDays,
+                "idleRule": deviceIdleDays == nil ? "kept: HERALD_DEVICE_IDLE_DAYS is off" : "removed by HERALD_DEVICE_IDLE_DAYS",
                 "devices": tallies.map {
                     ["platform": $0.platform.rawValue, "state": $0.isActive ? "active" : "inactive", "count": $0.count]
                 },

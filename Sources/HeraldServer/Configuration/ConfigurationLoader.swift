@@ -65,6 +65,10 @@ public enum ConfigurationLoader {
             try reader.integer("HERALD_EXEMPT_DAILY", in: 0...10_000_000) ?? configuration.exemptDailyLimit
         configuration.maximumPendingPerDevice =
             try reader.integer("HERALD_MAX_PENDING_PER_DEVICE", in: 1...10_000_000) ?? configuration.maximumPendingPerDevice
+        if let retention = try reader.integer("HERALD_RETENTION", in: 60...3_153_600_000) {
+            configuration.retention = TimeInterval(retention)
+        }
+        configuration.deviceIdleDays = try reader.integer("HERALD_DEVICE_IDLE_DAYS", in: 1...36_500)
         if let level = reader.string("HERALD_LOG_LEVEL") {
             guard let parsed = Logger.Level(rawValue: level.lowercased()) else {
                 throw ConfigurationError(

@@ -29,6 +29,16 @@ public struct HeraldConfiguration: Sendable {
     public var exemptDailyLimit = 50
     /// Notifications one USER_ID may have pending (not yet delivered) at once; beyond it sends answer 429.
     public var maximumPendingPerDevice = 1_000
+    /// Finished notifications older than this (seconds since their last change) are deleted (`HERALD_RETENTION`, at
+    /// least 60; 30 days by default). Pending notifications are never deleted.
+    public var retention: TimeInterval = RetentionPolicy.defaultRetention
+    /// Devices not registered, sent to or heard from for this many days are removed with their data
+    /// (`HERALD_DEVICE_IDLE_DAYS`); `nil` (the default): never.
+    public var deviceIdleDays: Int?
+    /// Time between retention passes (not an option: tests shorten it).
+    public var retentionInterval: Duration = .seconds(30)
+    /// How often due scheduled sends are looked for (not an option: tests shorten it).
+    public var scheduledSendPollInterval: Duration = .seconds(1)
     public var logLevel: Logger.Level = .info
     /// `text` (swift-log's standard lines) or `json` (one object per line).
     public var logFormat = LogFormat.text

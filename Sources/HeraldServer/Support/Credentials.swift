@@ -25,6 +25,8 @@ enum Credentials {
 /// Finds devices by their bearer secrets. Lookups go by ``UserID/lookupHash``; secrets are compared in constant time.
 struct DeviceDirectory: Sendable {
     let store: any HeraldStore
+    /// Told of every owner who authenticates (the idle-device rule: "heard from").
+    var sightings: RetentionSweeper? = nil
 
     /// The device of a USER_ID given by a sender; 404 when there is none.
     func device(userID: String) async throws -> Device {
@@ -37,6 +39,7 @@ struct DeviceDirectory: Sendable {
     func owner(userID: String, secret: String) async throws -> Device {
         let device = try await self.device(userID: userID)
         guard Secrets.matches(secret, hash: device.secretHash) else { throw APIError.wrongDeviceSecret }
+        sightings?.deviceSeen(device.id)
         return device
     }
 

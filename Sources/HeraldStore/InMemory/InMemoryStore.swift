@@ -4,14 +4,14 @@ import HeraldCore
 /// A store that keeps everything in memory: for tests and for trying Herald without a disk.
 /// It follows the same contract as ``SQLiteStore``.
 public actor InMemoryStore: HeraldStore {
-    private var devices: [Device.ID: Device] = [:]
+    var devices: [Device.ID: Device] = [:]
     var notifications: [PushNotification.ID: PushNotification] = [:]
-    private var counters: [CounterKey: QuotaCounters] = [:]
+    var counters: [CounterKey: QuotaCounters] = [:]
     private var limitAnnounced: Set<CounterKey> = []
     /// Notifications exempt from the quota, per device and day (their own cap: ``QuotaRequest/exemptMaximum``).
     private var exempt: [CounterKey: Int] = [:]
-    private var leases: [PushNotification.ID: Lease] = [:]
-    private var parked: Set<PushNotification.ID> = []
+    var leases: [PushNotification.ID: Lease] = [:]
+    var parked: Set<PushNotification.ID> = []
     /// API tokens (see InMemoryStore+APITokens.swift); those of deleted devices are ignored and purged lazily.
     var apiTokens: [APIToken.ID: APIToken] = [:]
     /// ``ServerSettingStore``'s values.
@@ -24,8 +24,12 @@ public actor InMemoryStore: HeraldStore {
     var eventRows: [PushNotification.ID: [NotificationEvent]] = [:]
     /// The order notifications were accepted in (the inbox's cursor); never reused.
     var inboxSequence: [PushNotification.ID: Int64] = [:]
+    /// When each device was last heard from (InMemoryStore+Retention.swift).
+    var lastSeen: [Device.ID: Date] = [:]
+    /// Scheduled sends and their leases (InMemoryStore+ScheduledSends.swift).
+    var scheduledSendRows: [ScheduledSend.ID: (send: ScheduledSend, lease: Lease?)] = [:]
 
-    private struct CounterKey: Hashable {
+    struct CounterKey: Hashable {
         var deviceID: Device.ID
         var day: String
     }
@@ -65,8 +69,10 @@ public actor InMemoryStore: HeraldStore {
             leases[notification] = nil
             parked.remove(notification)
         }
+        for notification in removed { removeNotification(notification) }
         counters = counters.filter { $0.key.deviceID != id }
         activityRows[id] = nil
+        scheduledSendRows = scheduledSendRows.filter { $0.value.send.deviceID != id }
     }
 
     public func deactivateDevice(id: Device.ID, token: String, reason: String, at date: Date) async throws {

@@ -220,6 +220,39 @@ enum PostgresMigrations {
                 // The inbox's order: the order notifications were accepted in (a page's cursor is one of these).
                 "ALTER TABLE notification ADD COLUMN inbox_seq bigserial",
             ]),
+        Migration(
+            version: 13, description: "when a device was last heard from (idle devices)",
+            statements: ["ALTER TABLE device ADD COLUMN last_seen_at double precision"]),
+        Migration(
+            version: 14, description: "scheduled sends",
+            statements: [
+                """
+                CREATE TABLE scheduled_send (
+                    id uuid PRIMARY KEY,
+                    device_id uuid NOT NULL REFERENCES device (id) ON DELETE CASCADE,
+                    token_id uuid NOT NULL,
+                    notification bytea NOT NULL,
+                    send_at double precision,
+                    cron text,
+                    time_zone text,
+                    until_at double precision,
+                    max_count bigint,
+                    next_at double precision,
+                    status text NOT NULL,
+                    sent_count bigint NOT NULL,
+                    last_error text,
+                    last_notification_id uuid,
+                    created_at double precision NOT NULL,
+                    updated_at double precision NOT NULL,
+                    canceled_at double precision,
+                    lease_owner text,
+                    lease_expires_at double precision
+                )
+                """,
+                "CREATE INDEX scheduled_send_due ON scheduled_send (next_at) WHERE status = 'scheduled'",
+                "CREATE INDEX scheduled_send_token ON scheduled_send (token_id, created_at)",
+                "CREATE INDEX scheduled_send_device_scheduled ON scheduled_send (device_id) WHERE status = 'scheduled'",
+            ]),
     ]
 
     /// The version the schema is at once every migration ran.

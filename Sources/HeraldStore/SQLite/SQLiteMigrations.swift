@@ -200,6 +200,13 @@ enum SQLiteMigrations {
                     ) WITHOUT ROWID;
                     """)
         }
+        migrator.registerMigration("v16: when a device was last heard from (idle devices)") { db in
+            // NULL until the device is first heard from: its registration (`updated_at`) stands for it until then.
+            try db.execute(sql: "ALTER TABLE device ADD COLUMN last_seen_at REAL")
+        }
+        migrator.registerMigration("v17: scheduled sends") { db in
+            try db.execute(sql: SQLiteStore.scheduledSendSchema)
+        }
         return migrator
     }
 }

@@ -66,6 +66,7 @@ public final class SQLiteStore: HeraldStore {
         // that commits, for the pool's whole life; readers never commit.
         try database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
         try SQLiteMigrations.migrator.migrate(database)
+        Self.useIncrementalVacuum(database, logger: logger)
         try checkpointer.open(path: path)
         self.checkpointer = checkpointer
         deviceReads = Batcher(maximumBatch: 256) { [database] keys in

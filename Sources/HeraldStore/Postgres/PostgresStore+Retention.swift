@@ -1,0 +1,91 @@
+import Foundation
+import HeraldCore
+import PostgresNIO
+
+/// Bounded storage (issue 39, section 7) on PostgreSQL: deletion in small batches, each one transaction that locks
+/// only the rows it deletes (`FOR UPDATE SKIP LOCKED`), so that instances sweeping together never wait for each
+/// other. Dropping whole partitions instead is issue 40's. `VACUUM` (autovacuum) makes the deleted rows' space
+/// reusable; the tables stop growing under a steady load rather than shrink.
+extension PostgresStore {
+    /// Tables whose rows belong to one notification (a `notification_id` column), deleted with it: the one place
+    /// where answers, events and receipts add their table.
+    static let notificationDependents: [String] = []
+
+    /// Deletes the notifications `ids` still finished and changed before `cutoff`, with everything that goes with them
+    /// (``notificationDependents``), in the caller's transaction. Returns how many.
+    func deleteNotifications(ids: [UUID], finishedBefore cutoff: Double, on connection: PostgresConnection) async throws -> Int {
+        let deletable = try await execute(
+            """
+            SELECT id FROM notification WHERE id = ANY(\(ids)) AND status <> 'pending' AND updated_at < \(cutoff)
+            FOR UPDATE SKIP LOCKED
+            """, on: connection
+        ).map { try $0.decode(UUID.self) }
+        guard !deletable.isEmpty else { return 0 }
+        try await deleteDependents(ofNotificationsIn: "SELECT unnest(\(deletable)::uuid[])", on: connection)
+        return try await execute("DELETE FROM notification WHERE id = ANY(\(deletable)) RETURNING id", on: connection).count
+    }
+
+    /// Deletes the rows of ``notificationDependents`` of the notifications `selection` (a query of ids) selects.
+    private func deleteDependents(ofNotificationsIn selection: PostgresQuery, on connection: PostgresConnection) async throws {
+        for table in Self.notificationDependents {
+            var query = selection
+            query.sql = "DELETE FROM \(table) WHERE notification_id IN (\(selection.sql))"
+            try await execute(query, on: connection)
+        }
+    }
+
+    public func deleteFinishedNotifications(before cutoff: Date, limit: Int) async throws -> Int {
+        let seconds = cutoff.timeIntervalSince1970
+        let candidates = try await read(
+            "SELECT id FROM notification WHERE updated_at < \(seconds) AND status <> 'pending' ORDER BY updated_at LIMIT \(limit)"
+        ).map { try $0.decode(UUID.self) }
+        guard !candidates.isEmpty else { return 0 }
+        return try await transaction { connection in
+            try await self.deleteNotifications(ids: candidates, finishedBefore: seconds, on: connection)
+        }
+    }
+
+    /// Autovacuum makes deleted rows' space reusable; nothing to give back here.
+    public func reclaimSpace() async throws {}
+
+    public func markDevicesSeen(_ ids: [Device.ID], at date: Date) async throws {
+        guard !ids.isEmpty else { return }
+        let seconds = date.timeIntervalSince1970
+        // At most once an hour per device: a device heard from all the time costs no row version per pass.
+        try await write(
+            "UPDATE device SET last_seen_at = \(seconds) WHERE id = ANY(\(ids)) AND coalesce(last_seen_at, 0) < \(seconds - 3_600)")
+    }
+
+    /// The idle rule (``RetentionStore/idleDeviceCount(since:limit:)``) as a `WHERE` clause on `device`.
+    private static func idle(since cutoff: Date) -> PostgresQuery {
+        let seconds = cutoff.timeIntervalSince1970
+        let day = UTCDay(containing: cutoff).description
+        return """
+            updated_at < \(seconds) AND coalesce(last_seen_at, 0) < \(seconds)
+            AND NOT EXISTS (SELECT 1 FROM quota_counter WHERE quota_counter.device_id = device.id AND quota_counter.day >= \(day))
+            """
+    }
+
+    public func idleDeviceCount(since cutoff: Date, limit: Int) async throws -> Int {
+        var query = Self.idle(since: cutoff)
+        query.sql = "SELECT count(*) FROM (SELECT 1 FROM device WHERE \(query.sql) LIMIT \(limit)) AS idle"
+        return try await read(query).first?.decode(Int.self) ?? 0
+    }
+
+    public func deleteIdleDevices(since cutoff: Date, limit: Int) async throws -> [Device.ID] {
+        var selection = Self.idle(since: cutoff)
+        selection.sql = "SELECT id FROM device WHERE \(selection.sql) LIMIT \(limit) FOR UPDATE SKIP LOCKED"
+        let query = selection
+        let ids = try await transaction { connection -> [UUID] in
+            let ids = try await self.execute(query, on: connection).map { try $0.decode(UUID.self) }
+            guard !ids.isEmpty else { return [] }
+            try await self.deleteDependents(ofNotificationsIn: "SELECT id FROM notification WHERE device_id = ANY(\(ids))", on: connection)
+            // Notifications, counters, API tokens and activities go with the device (ON DELETE CASCADE).
+            try await self.execute("DELETE FROM device WHERE id = ANY(\(ids))", on: connection)
+            return ids
+        }
+        for id in ids { devices.invalidate(id: id) }
+        if !ids.isEmpty { await presence.devicesChanged(ids) }
+        return ids
+    }
+}
