@@ -187,6 +187,7 @@ struct DeliveryEngineTests {
             let userIDs = try await client.registerDevices(4)
             let port = try #require(client.port)
             let commitsBefore = store.committedWriteTransactions
+            let started = ContinuousClock.now
             let ids = try await sendConcurrently(port: port, userIDs: userIDs, count: 200, concurrency: 50)
             #expect(ids.count == 200)
             #expect(await eventually { Set(apns.production.acceptedPushes.compactMap { $0.header("apns-id") }) == ids })
@@ -195,8 +196,10 @@ struct DeliveryEngineTests {
             // how busy the machine is (alone: about 120; beside the rest of the suite on two cores: up to about 210).
             #expect(commits < 300, "\(commits) commits for 200 notifications")
             #expect(apns.production.acceptedPushes.count == 200)
-            // No outbox scan per finished attempt: the schedule is read at start and on its refill period only.
-            #expect(store.scheduleReadCount < 10, "\(store.scheduleReadCount) schedule reads")
+            // No outbox scan per finished attempt: the schedule is read at start and on its refill period (5 s) only,
+            // so the bound grows with the time the test took (a loaded run took long enough for a tenth read).
+            let refills = Int((ContinuousClock.now - started) / DeliveryEngine.Configuration().refillInterval)
+            #expect(store.scheduleReadCount < 10 + refills, "\(store.scheduleReadCount) schedule reads, \(refills) refill periods")
         }
         try await apns.shutdown()
     }
@@ -286,8 +289,8 @@ struct DeliveryEngineTests {
     }
 
     /// At shutdown a held-back outcome is committed at once, not after its delay (an hour here; without the flush
-    /// the shutdown waits for it, past the time limit).
-    @Test(.timeLimit(.minutes(1))) func shutdownCommitsAHeldBackOutcome() async throws {
+    /// the shutdown waits for it, past the time limit: ten minutes, which a loaded two-core run needs at most).
+    @Test(.timeLimit(.minutes(10))) func shutdownCommitsAHeldBackOutcome() async throws {
         var started = try await APNsTestServer.start()
         started.server.configuration.outcomeCommitDelay = .seconds(3_600)
         let apns = started

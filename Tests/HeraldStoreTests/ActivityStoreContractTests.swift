@@ -133,8 +133,8 @@ struct ActivityStoreContractTests {
             return
         }
         let configuration = try await PostgresTestDatabase.freshSchema()
-        let first = try await PostgresStore(configuration: configuration)
-        let second = try await PostgresStore(configuration: configuration)
+        let first = try await PostgresTestDatabase.openStore(configuration)
+        let second = try await PostgresTestDatabase.openStore(configuration)
         let device = Fixtures.device().device
         try await first.insertDevice(device)
         let rows = (0..<40).map { record(device, "a\($0)") }

@@ -79,7 +79,7 @@ struct PostgresBatchTests {
     @Test(.enabled(if: PostgresTestDatabase.url != nil))
     func concurrentBatchesOnSeveralConnectionsNeverOvershootTheDailyLimit() async throws {
         let configuration = try await PostgresTestDatabase.freshSchema()
-        let stores = [try await PostgresStore(configuration: configuration), try await PostgresStore(configuration: configuration)]
+        let stores = [try await PostgresTestDatabase.openStore(configuration), try await PostgresTestDatabase.openStore(configuration)]
         let device = Fixtures.device().device
         let other = Fixtures.device().device
         try await stores[0].insertDevice(device)

@@ -32,10 +32,10 @@ struct PostgresClusterTests {
     @Test(.enabled(if: PostgresTestDatabase.url != nil))
     func aLaterInstanceReadsThePresenceTable() async throws {
         let configuration = try await PostgresTestDatabase.freshSchema()
-        let first = try await PostgresStore(configuration: configuration)
+        let first = try await PostgresTestDatabase.openStore(configuration)
         let deviceID = UUID()
         try await #require(first.cluster).connected(deviceID, on: "a")
-        let later = try await PostgresStore(configuration: configuration)
+        let later = try await PostgresTestDatabase.openStore(configuration)
         #expect(try #require(later.cluster).instance(connectedTo: deviceID, besides: "b") == "a")
         try await first.close()
         try await later.close()
@@ -75,6 +75,6 @@ struct PostgresClusterTests {
 
     private static func twoInstances() async throws -> (PostgresStore, PostgresStore) {
         let configuration = try await PostgresTestDatabase.freshSchema()
-        return (try await PostgresStore(configuration: configuration), try await PostgresStore(configuration: configuration))
+        return (try await PostgresTestDatabase.openStore(configuration), try await PostgresTestDatabase.openStore(configuration))
     }
 }

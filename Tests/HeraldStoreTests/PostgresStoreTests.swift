@@ -23,7 +23,7 @@ struct PostgresStoreTests {
     func instancesStartingTogetherMigrateOnceUnderTheAdvisoryLock() async throws {
         let configuration = try await PostgresTestDatabase.freshSchema()
         let stores = try await withThrowingTaskGroup(of: PostgresStore.self) { group in
-            for _ in 0..<3 { group.addTask { try await PostgresStore(configuration: configuration) } }
+            for _ in 0..<3 { group.addTask { try await PostgresTestDatabase.openStore(configuration) } }
             return try await group.reduce(into: []) { $0.append($1) }
         }
         for store in stores {
@@ -106,7 +106,7 @@ struct PostgresStoreTests {
     private static func instances(_ count: Int, devices: [Device]) async throws -> [PostgresStore] {
         let configuration = try await PostgresTestDatabase.freshSchema()
         var stores: [PostgresStore] = []
-        for _ in 0..<count { stores.append(try await PostgresStore(configuration: configuration)) }
+        for _ in 0..<count { stores.append(try await PostgresTestDatabase.openStore(configuration)) }
         for device in devices { try await stores[0].insertDevice(device) }
         return stores
     }
@@ -114,7 +114,7 @@ struct PostgresStoreTests {
     @Test(.enabled(if: PostgresTestDatabase.url != nil))
     func keepsEverythingAcrossReopening() async throws {
         let configuration = try await PostgresTestDatabase.freshSchema()
-        let store = try await PostgresStore(configuration: configuration)
+        let store = try await PostgresTestDatabase.openStore(configuration)
         let device = Fixtures.device().device
         try await store.insertDevice(device)
         let notification = Fixtures.notification(for: device)
@@ -122,7 +122,7 @@ struct PostgresStoreTests {
         _ = try await store.accept(notification, quota: QuotaRequest(day: day, maximum: 5))
         try await store.close()
 
-        let reopened = try await PostgresStore(configuration: configuration)
+        let reopened = try await PostgresTestDatabase.openStore(configuration)
         #expect(try await reopened.device(id: device.id) == device)
         #expect(try await reopened.notification(id: notification.id) == notification)
         #expect(try await reopened.quotaCounters(deviceID: device.id, day: day).successful == 1)
@@ -133,11 +133,11 @@ struct PostgresStoreTests {
     @Test(.enabled(if: PostgresTestDatabase.url != nil))
     func refusesASchemaNewerThanItKnows() async throws {
         let configuration = try await PostgresTestDatabase.freshSchema()
-        let store = try await PostgresStore(configuration: configuration)
+        let store = try await PostgresTestDatabase.openStore(configuration)
         try await store.write("INSERT INTO schema_version (version, description) VALUES (999, 'from the future')")
         try await store.close()
         await #expect(throws: StoreError.schemaTooNew(found: 999, known: PostgresMigrations.latestVersion)) {
-            _ = try await PostgresStore(configuration: configuration)
+            _ = try await PostgresTestDatabase.openStore(configuration)
         }
     }
 }
