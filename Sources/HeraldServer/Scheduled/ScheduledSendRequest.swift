@@ -38,12 +38,12 @@ struct ScheduledSendRequest {
             }
             self.sendAt = date
             firstAt = date
+        case (nil, nil), (.null?, nil), (.null?, .null?), (nil, .null?):
+            throw APIError.invalidField("send_at", "A scheduled send needs send_at (RFC 3339) or recurrence.")
         case (nil, let recurrence?), (.null?, let recurrence?):
             let (parsed, first) = try Self.recurrence(recurrence, now: now)
             self.recurrence = parsed
             firstAt = first
-        case (nil, nil), (.null?, nil), (.null?, .null?), (nil, .null?):
-            throw APIError.invalidField("send_at", "A scheduled send needs send_at (RFC 3339) or recurrence.")
         default:
             throw APIError.invalidField("recurrence", "Give send_at or recurrence, not both.")
         }

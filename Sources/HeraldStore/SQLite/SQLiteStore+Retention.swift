@@ -30,7 +30,7 @@ extension SQLiteStore {
     }
 
     public func deleteFinishedNotifications(before cutoff: Date, limit: Int) async throws -> Int {
-        let ids = try await database.read { db in
+        let ids = try await read { db in
             try String.fetchAll(
                 db.cachedStatement(
                     sql: "SELECT id FROM notification WHERE updated_at < ? AND status != 'pending' ORDER BY updated_at LIMIT ?"),
@@ -43,7 +43,7 @@ extension SQLiteStore {
     /// Free pages beyond a reserve of a tenth of the file (at least 1 MiB of pages) go back to the file system
     /// (`PRAGMA incremental_vacuum`); the reserve takes the next notifications without growing the file again.
     public func reclaimSpace() async throws {
-        let (free, total) = try await database.read { db in
+        let (free, total) = try await read { db in
             (try Int.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0, try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0)
         }
         let reserve = max(256, total / 10)
@@ -53,7 +53,7 @@ extension SQLiteStore {
 
     /// Pages in the file and free pages in it (tests: the file stays bounded).
     public func pageCounts() async throws -> (total: Int, free: Int) {
-        try await database.read { db in
+        try await read { db in
             (try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0, try Int.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0)
         }
     }
@@ -81,14 +81,14 @@ extension SQLiteStore {
     }
 
     public func idleDeviceCount(since cutoff: Date, limit: Int) async throws -> Int {
-        try await database.read { db in
+        try await read { db in
             try Int.fetchOne(
                 db, sql: "SELECT count(*) FROM (SELECT 1 \(Self.idleDevices) LIMIT ?)", arguments: Self.idleArguments(cutoff) + [limit]) ?? 0
         }
     }
 
     public func deleteIdleDevices(since cutoff: Date, limit: Int) async throws -> [Device.ID] {
-        let candidates = try await database.read { db in
+        let candidates = try await read { db in
             try String.fetchAll(db, sql: "SELECT id \(Self.idleDevices) LIMIT ?", arguments: Self.idleArguments(cutoff) + [limit])
         }
         guard !candidates.isEmpty else { return [] }

@@ -75,13 +75,13 @@ extension SQLiteStore {
     }
 
     public func scheduledSend(id: ScheduledSend.ID) async throws -> ScheduledSend? {
-        try await database.read { db in
+        try await read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM scheduled_send WHERE id = ?", arguments: [id.databaseString]).map(Self.scheduledSend)
         }
     }
 
     public func scheduledSends(tokenID: UUID, limit: Int) async throws -> [ScheduledSend] {
-        try await database.read { db in
+        try await read { db in
             try Row.fetchAll(
                 db, sql: "SELECT * FROM scheduled_send WHERE token_id = ? ORDER BY created_at DESC, id DESC LIMIT ?",
                 arguments: [tokenID.databaseString, limit]
@@ -111,7 +111,7 @@ extension SQLiteStore {
             SELECT id FROM scheduled_send
             WHERE (status IN ('sent', 'failed') AND updated_at < ?) OR (status = 'canceled' AND updated_at < ?) LIMIT ?
             """
-        let due = try await database.read { db in try String.fetchAll(db, sql: old, arguments: arguments) }
+        let due = try await read { db in try String.fetchAll(db, sql: old, arguments: arguments) }
         guard !due.isEmpty else { return 0 }
         return try await write { db in
             try db.execute(sql: "DELETE FROM scheduled_send WHERE id IN (\(old))", arguments: arguments)
@@ -121,7 +121,7 @@ extension SQLiteStore {
 
     public func claimDueScheduledSends(at now: Date, lease: Lease, limit: Int) async throws -> [ScheduledSend] {
         // Read first: nothing is written while nothing is due (the dispatcher asks every second).
-        let due = try await database.read { db in
+        let due = try await read { db in
             try Int.fetchOne(
                 db, sql: "SELECT count(*) FROM scheduled_send WHERE status = 'scheduled' AND next_at <= ?", arguments: [now.timeIntervalSince1970]) ?? 0
         }
