@@ -21,7 +21,7 @@ import ServiceLifecycle
 /// ```
 public func buildApplication(
     _ configuration: HeraldConfiguration, clock: any WallClock = SystemClock(), logger: Logger? = nil,
-    store givenStore: (any HeraldStore)? = nil
+    store givenStore: (any HeraldStore)? = nil, receiptObserver: any ReceiptEndedObserver = NoReceiptEndedObserver()
 ) async throws -> some ApplicationProtocol {
     let logger = logger ?? {
         var logger = Logger(label: "herald")
@@ -97,7 +97,7 @@ public func buildApplication(
     let receiptWaiters = ReceiptWaiters(store: store, pollInterval: store.cluster == nil ? nil : .seconds(1))
     let receipts = ReceiptDispatcher(
         store: store, pipeline: pipeline, clock: clock, instanceID: worker.instanceID, waiters: receiptWaiters,
-        observer: NoReceiptEndedObserver(), pollInterval: configuration.receiptPollInterval, logger: logger)
+        observer: receiptObserver, pollInterval: configuration.receiptPollInterval, logger: logger)
     let (router, webSocket) = buildRouters(
         store: store, pipeline: pipeline, worker: worker, hub: hub, link: link, activities: activities, answerWaiters: answerWaiters,
         retention: retention, scheduled: scheduled, receipts: receipts,

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldTesting
+import NIOHTTP1
 import Testing
 
 #if canImport(Glibc)
