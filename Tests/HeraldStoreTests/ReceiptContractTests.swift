@@ -136,6 +136,37 @@ struct ReceiptContractTests {
     }
 }
 
+/// The retention sweeper deletes a receipt 7 days after it ended (or after a shorter retention), never an active one.
+@Suite("Receipts and the retention sweeper")
+struct ReceiptRetentionSweeperTests {
+    @Test(arguments: Backend.available)
+    func aPassDeletesReceiptsSevenDaysAfterTheyEndedOrAfterAShorterRetention(_ backend: Backend) async throws {
+        let store = try await backend.makeStore()
+        let clock = TestClock(start)
+        let device = Fixtures.device().device
+        try await store.insertDevice(device)
+        let token = UUID()
+        let active = ReceiptContractTests.receipt(for: device, token: token, collapse: "a")
+        let ended = ReceiptContractTests.receipt(for: device, token: token, collapse: "b")
+        for each in [active, ended] { #expect(try await store.insertReceipt(each, maximumActivePerDevice: 25)) }
+        _ = try await store.endReceipt(id: ended.id, .expired, at: start)
+        let sweeper = RetentionSweeper(store: store, policy: RetentionPolicy(), clock: clock)
+        clock.advance(by: 7 * 86_400 - 1)
+        #expect(try await sweeper.sweep().receiptsDeleted == 0)
+        clock.advance(by: 2)
+        #expect(try await sweeper.sweep().receiptsDeleted == 1)
+        #expect(try await store.receipt(id: ended.id) == nil)
+        #expect(try await store.receipt(id: active.id)?.status == .active)
+        // With a retention of a minute, an ended receipt goes a minute after its end.
+        _ = try await store.endReceipt(id: active.id, .canceled(reason: "canceled_by_sender"), at: clock.now())
+        let short = RetentionSweeper(store: store, policy: RetentionPolicy(retention: 60), clock: clock)
+        #expect(try await short.sweep().receiptsDeleted == 0)
+        clock.advance(by: 61)
+        #expect(try await short.sweep().receiptsDeleted == 1)
+        try await store.close()
+    }
+}
+
 /// Several instances on one PostgreSQL database: each due repeat is claimed by one of them.
 @Suite("Receipts on several instances")
 struct ReceiptInstanceTests {
