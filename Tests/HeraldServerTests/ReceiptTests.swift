@@ -200,6 +200,31 @@ struct ReceiptTests {
         }
         try await apns.shutdown()
     }
+
+    @Test func aDeviceWhoseTokenDiedEndsItsReceiptsAsCanceled() async throws {
+        let apns = try await Self.server()
+        let clock = apns.server.clock
+        try await apns.server.run { client in
+            let token = Fixtures.apnsToken(0x41)
+            let sender = try await client.createToken(for: try await client.register(token: token))
+            let created = try await client.sendAction(
+                sender.bearer, body: #"{"title": "T", "body": "B", "collapse_id": "dead", "acknowledge": {"repeat_seconds": 30}}"#)
+            let receiptID = try #require(try created.json()["receipt"]?.stringValue)
+            #expect(await eventually { apns.pushes(collapseID: "dead").count == 1 })
+            // APNs says the token is gone at the next repeat; the one after finds the device inactive.
+            apns.production.markUnregistered(token)
+            var canceled = false
+            for _ in 0..<10 where !canceled {
+                clock.advance(by: 30)
+                canceled = try await eventually(attempts: 40) {
+                    try await client.receipt(receiptID, sender).json()["status"] == "canceled"
+                }
+            }
+            #expect(canceled)
+            #expect(try await client.receipt(receiptID, sender).json()["cancel_reason"] == "device_inactive")
+        }
+        try await apns.shutdown()
+    }
 }
 
 extension APNsTestServer {
