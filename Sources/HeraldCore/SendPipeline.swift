@@ -213,8 +213,9 @@ public struct SendPipeline: Sendable {
 
     /// Accepts a notification through the engine (group commit), leased to this instance when something can deliver
     /// it now and delivery is not saturated: scheduled when saturated, started at once when leased and
-    /// `startingDelivery` (otherwise the caller delivers it and waits for the first attempt).
-    private func store(
+    /// `startingDelivery` (otherwise the caller delivers it and waits for the first attempt). Internal, not private:
+    /// the repeats of receipts (Receipts/SendPipeline+Repeat.swift) accept through it too.
+    func store(
         _ notification: PushNotification, quota: QuotaRequest, for device: Device, startingDelivery: Bool = false
     ) async throws(SendError) -> (AcceptDecision, AcceptRoute) {
         do {

@@ -21,7 +21,7 @@ import ServiceLifecycle
 /// ```
 public func buildApplication(
     _ configuration: HeraldConfiguration, clock: any WallClock = SystemClock(), logger: Logger? = nil,
-    store givenStore: (any HeraldStore)? = nil
+    store givenStore: (any HeraldStore)? = nil, receiptObserver: any ReceiptEndedObserver = NoReceiptEndedObserver()
 ) async throws -> some ApplicationProtocol {
     let logger = logger ?? {
         var logger = Logger(label: "herald")
@@ -93,9 +93,14 @@ public func buildApplication(
     let scheduled = ScheduledSendDispatcher(
         store: store, pipeline: pipeline, clock: clock, instanceID: worker.instanceID, pollInterval: configuration.scheduledSendPollInterval,
         logger: logger)
+    // Repeats until acknowledged (Receipts/); the observer is told of receipts acknowledged or expired.
+    let receiptWaiters = ReceiptWaiters(store: store, pollInterval: store.cluster == nil ? nil : .seconds(1))
+    let receipts = ReceiptDispatcher(
+        store: store, pipeline: pipeline, clock: clock, instanceID: worker.instanceID, waiters: receiptWaiters,
+        observer: receiptObserver, pollInterval: configuration.receiptPollInterval, logger: logger)
     let (router, webSocket) = buildRouters(
         store: store, pipeline: pipeline, worker: worker, hub: hub, link: link, activities: activities, answerWaiters: answerWaiters,
-        retention: retention, scheduled: scheduled,
+        retention: retention, scheduled: scheduled, receipts: receipts,
         activityWrites: ActivityWriteLimiter(
             burst: configuration.activityWriteBurst, perSecond: Double(configuration.activityWritesPerSecond), clock: clock),
         clock: clock,
@@ -111,6 +116,7 @@ public func buildApplication(
     services.append(activities)
     services.append(retention)
     services.append(scheduled)
+    services.append(receipts)
     if let registry = metrics.registry {
         let endpoint = MetricsEndpoint(registry: registry, metrics: metrics.server, store: store, worker: worker, hub: hub, clock: clock)
         if let port = configuration.metricsPort {
@@ -122,6 +128,7 @@ public func buildApplication(
     if let link { services.append(link) }
     services.append(HeapTrimmer())
     services.append(answerWaiters)
+    services.append(receiptWaiters)
     return Application(
         router: AccessLog(MethodCheckingRouter(router: router), logsRequests: configuration.accessLog),
         server: guardedServer(webSocket: webSocket, configuration: configuration),
@@ -170,7 +177,7 @@ func guardedServer(webSocket: WebSocketController, configuration: HeraldConfigur
 func buildRouters(
     store: any HeraldStore, pipeline: SendPipeline, worker: DeliveryEngine, hub: WebSocketHub, link: ClusterLink? = nil,
     activities: ActivityDispatcher? = nil, answerWaiters: AnswerWaiters? = nil, retention: RetentionSweeper? = nil,
-    scheduled: ScheduledSendDispatcher? = nil, activityWrites: ActivityWriteLimiter? = nil,
+    scheduled: ScheduledSendDispatcher? = nil, receipts: ReceiptDispatcher? = nil, activityWrites: ActivityWriteLimiter? = nil,
     clock: any WallClock, bodyLimit: Int,
     registration: RegistrationSettings, addresses: ClientAddressResolver,
     metrics: ServerMetrics, adminToken: String?, webSocketSession: WebSocketSessionConfiguration,
@@ -221,14 +228,19 @@ func buildRouters(
         .addRoutes(to: api)
     APITokenController(tokens: tokens, directory: directory, credentials: credentials, bodyLimit: bodyLimit).addRoutes(to: api)
     let authorizer = PushWardAuthorizer(tokens: tokens, credentials: credentials)
-    ActionNotificationController(pipeline: pipeline, authorizer: authorizer, activities: store, clock: clock, bodyLimit: bodyLimit)
-        .addRoutes(to: router)
+    ActionNotificationController(
+        pipeline: pipeline, authorizer: authorizer, activities: store, clock: clock, bodyLimit: bodyLimit, receipts: receipts
+    ).addRoutes(to: router)
     // Answers, the app's events and the inbox (issue 39): Answers/.
     let waiters = answerWaiters ?? AnswerWaiters(store: store)
     AnswerPollController(store: store, authorizer: authorizer, waiters: waiters).addRoutes(to: router)
     DeviceReportsController(
-        store: store, directory: directory, credentials: credentials, waiters: waiters, clock: clock, bodyLimit: bodyLimit
+        store: store, directory: directory, credentials: credentials, waiters: waiters, clock: clock, bodyLimit: bodyLimit,
+        receipts: receipts
     ).addRoutes(to: api)
+    if let receipts {  // issue 39, section 3: Receipts/
+        ReceiptController(receipts: receipts, authorizer: authorizer, bodyLimit: bodyLimit).addRoutes(to: router)
+    }
     if let scheduled {  // issue 39, section 5: Scheduled/
         ScheduledSendController(
             store: store, pipeline: pipeline, authorizer: authorizer, dispatcher: scheduled, clock: clock, bodyLimit: bodyLimit

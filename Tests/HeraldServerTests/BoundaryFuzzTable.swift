@@ -164,6 +164,13 @@ extension BoundaryDialect {
                 "title", "body", "source", "source_display_name", "level", "image_url", "url", "notification_id", "actions.0.id",
                 "actions.0.title", "actions.0.url", "actions.0.method", "actions.0.body", "actions.0.headers.X-A", "actions.0.foreground",
             ]),
+        // Repeats until acknowledged (issue 39, section 3): one collapse id, so an accepted send replaces the last one.
+        BoundaryDialect(
+            name: "POST /notifications with acknowledge", path: "/notifications", headers: { $0.bearer },
+            body: { _ in
+                ["title": "Leak", "body": "Basement", "collapse_id": "ack", "acknowledge": ["repeat_seconds": 30, "expire_seconds": 600]]
+            },
+            members: ["acknowledge.repeat_seconds", "acknowledge.expire_seconds"]),
         BoundaryDialect(
             name: "registration", path: "/api/push/register",
             body: { _ in

@@ -100,7 +100,7 @@ struct PushWardNotificationTests {
 
     @Test(arguments: [
         (#""title": "T", "body": "B", "colour": "red""#, "colour"),
-        (#""title": "T", "body": "B", "acknowledge": {}"#, "acknowledge"),
+        (#""title": "T", "body": "B", "acknowledge": {"repeat": 30}"#, "acknowledge.repeat"),
         (#""title": "T", "body": "B", "actions": [{"id": "a", "title": "A", "style": "x"}]"#, "actions[0].style"),
         (#""title": "T", "body": "B", "media": {"url": "https://x.example/a.png", "type": "image", "size": 1}"#, "media.size"),
     ])

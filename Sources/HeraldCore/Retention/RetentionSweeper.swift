@@ -42,6 +42,7 @@ public struct RetentionPolicy: Sendable, Equatable {
 public struct RetentionPass: Sendable, Equatable {
     public var notificationsDeleted = 0
     public var scheduledSendsDeleted = 0
+    public var receiptsDeleted = 0
     public var devicesDeleted: [Device.ID] = []
 
     public init(notificationsDeleted: Int = 0, scheduledSendsDeleted: Int = 0, devicesDeleted: [Device.ID] = []) {
@@ -138,6 +139,14 @@ public final class RetentionSweeper: Service, Sendable {
             let deleted = try await store.deleteFinishedScheduledSends(
                 finishedBefore: cutoff, canceledBefore: now.addingTimeInterval(-Self.canceledScheduledSendsKept), limit: policy.batchSize)
             pass.scheduledSendsDeleted += deleted
+            if deleted < policy.batchSize { break }
+            await Task.yield()
+        }
+        while !Task.isCancelled {
+            // An ended receipt reads its end for 7 days (docs/api.md, "Receipts"), or the retention when shorter.
+            let deleted = try await store.deleteEndedReceipts(
+                before: ReceiptRules.deletionCutoff(at: now, retention: policy.retention), limit: policy.batchSize)
+            pass.receiptsDeleted += deleted
             if deleted < policy.batchSize { break }
             await Task.yield()
         }

@@ -6,7 +6,7 @@ import Hummingbird
 /// `created_at`, `answerable`) with Herald's send answer (`status`, `truncated`, `rateLimits`, `warning`) and its
 /// `RateLimit-*` headers (docs/api.md).
 enum ActionNotificationAnswer {
-    static func created(_ receipt: SendReceipt, of request: ActionNotificationRequest, now: Date) -> Response {
+    static func created(_ receipt: SendReceipt, of request: ActionNotificationRequest, now: Date, receipt ack: Receipt? = nil) -> Response {
         let notification = receipt.notification
         let delivered = notification.status == .delivered
         var body: JSONObject = [
@@ -35,6 +35,10 @@ enum ActionNotificationAnswer {
         if !members.tags.isEmpty { body["tags"] = .array(members.tags.map(JSONValue.string)) }
         if !request.actions.isEmpty { body["actions"] = .array(request.actions.map(\.json)) }
         if request.level == .critical, let volume = members.volume { body["volume"] = .double(volume) }
+        if let ack {  // repeats until acknowledged (Receipts/): the receipt's id and the collapse id of every push
+            body["receipt"] = .string(ack.id.lowercasedText)
+            body["collapse_id"] = .string(ack.collapseID)
+        }
         return JSONResponse.make(status: .created, body: body, headers: SendAnswers.headers(receipt.quota, now: now))
     }
 }

@@ -13,6 +13,8 @@ struct ActionNotificationController<Context: RemoteAddressRequestContext>: Senda
     let activities: any ActivityStore
     let clock: any WallClock
     let bodyLimit: Int
+    /// Repeats until acknowledged (`acknowledge`; Receipts/).
+    var receipts: ReceiptDispatcher? = nil
 
     func addRoutes(to router: some RouterMethods<Context>) {
         router.post("notifications", use: send)
@@ -32,6 +34,10 @@ struct ActionNotificationController<Context: RemoteAddressRequestContext>: Senda
             var draft = notification.draft
             // Who may read the answer (GET /notifications/answers/{id}); never sent to the device.
             draft.content.meta["sender_token"] = .string(token.id.lowercasedText)
+            if let acknowledge = notification.acknowledge {
+                guard let receipts else { throw APIError.invalidField("acknowledge", "acknowledge is not available on this server.") }
+                return try await receipts.sendAcknowledged(notification, draft: draft, acknowledge: acknowledge, to: device, token: token.id)
+            }
             do throws(SendError) {
                 let receipt = notification.pushWard.push ? try await pipeline.send(draft, to: device) : try await pipeline.keep(draft, for: device)
                 return ActionNotificationAnswer.created(receipt, of: notification, now: clock.now())

@@ -3,11 +3,11 @@ import HeraldCore
 
 extension ActionNotificationRequest {
     /// Every member `POST /notifications` takes: PushWard's `CreateNotificationRequest` and Herald's own `image_url`,
-    /// `notification_id` and `encrypted`. Anything else is refused (PushWard's `additionalProperties: false`).
+    /// `notification_id` and `encrypted`, and `acknowledge` (Receipts/). Anything else is refused (PushWard's `additionalProperties: false`).
     static let members: Set<String> = [
         "title", "body", "subtitle", "source", "source_display_name", "level", "url", "image_url", "notification_id",
         "collapse_id", "thread_id", "volume", "media", "icon_url", "metadata", "activity_slug", "push", "tags", "actions",
-        "encrypted",
+        "encrypted", "acknowledge",
     ]
 
     /// The members of PushWard's `CreateNotificationRequest` that Herald's first dialect did not have (issue 39).

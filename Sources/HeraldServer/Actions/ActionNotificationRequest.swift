@@ -28,6 +28,8 @@ struct ActionNotificationRequest {
     var encrypted: E2EEnvelope?
     /// PushWard's members (ActionNotificationRequest+PushWard.swift).
     var pushWard: PushWardMembers
+    /// Repeat until acknowledged (Receipts/AcknowledgeRequest.swift).
+    var acknowledge: AcknowledgeRequest?
 
     /// Decodes and validates the body. `null` and `""` count as absent for optional fields; an unknown member is a 400
     /// `unknown_field` naming it.
@@ -70,6 +72,8 @@ struct ActionNotificationRequest {
             throw APIError.invalidField(
                 "collapse_id", "collapse_id and notification_id are both the collapse id; give one, or the same value in both.")
         }
+        acknowledge = try AcknowledgeRequest(fields)
+        try AcknowledgeRequest.check(&self)
     }
 
     static func checkLength(_ value: String, of field: String, maximum: Int) throws {

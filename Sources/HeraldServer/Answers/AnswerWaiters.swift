@@ -3,8 +3,10 @@ import HeraldCore
 import ServiceLifecycle
 import Synchronization
 
-/// The long polls of `GET /notifications/answers/{id}?wait=N`: each waiter is a parked continuation, not a thread,
-/// woken when the answer lands, when its time is up, or at once when the server shuts down.
+/// The long polls of `GET /notifications/answers/{id}?wait=N` (``AnswerWaiters``) and of
+/// `GET /notifications/receipts/{id}?wait=N` (``ReceiptWaiters``): each waiter is a parked continuation, not a thread,
+/// woken when what it waits for lands (``read`` finds a value for its id), when its time is up, or at once when the
+/// server shuts down.
 ///
 /// - An answer reported to this instance wakes its waiters directly (``answered(_:)``).
 /// - With several instances on one PostgreSQL database (``init(store:pollInterval:)`` with an interval), this service
@@ -15,7 +17,7 @@ import Synchronization
 /// ```swift
 /// let answer = try await waiters.wait(for: id, upTo: .seconds(25))   // nil: still pending
 /// ```
-final class AnswerWaiters: Service, Sendable {
+final class LongPollWaiters<Value: Sendable>: Service, Sendable {
     private enum Slot {
         case registered
         case parked(CheckedContinuation<Void, Never>)
@@ -23,28 +25,29 @@ final class AnswerWaiters: Service, Sendable {
     }
 
     private struct State {
-        var waiters: [PushNotification.ID: [Int: Slot]] = [:]
+        var waiters: [UUID: [Int: Slot]] = [:]
         var nextKey = 0
     }
 
-    private let store: any AfterPushStore
+    /// What has landed for those of the ids that have something (an answer, an ended receipt).
+    private let read: @Sendable ([UUID]) async throws -> [UUID: Value]
     private let pollInterval: Duration?
     private let state = Mutex(State())
 
-    init(store: any AfterPushStore, pollInterval: Duration? = nil) {
-        self.store = store
+    init(pollInterval: Duration? = nil, read: @escaping @Sendable ([UUID]) async throws -> [UUID: Value]) {
+        self.read = read
         self.pollInterval = pollInterval
     }
 
     /// How many requests are waiting now (tests wait for theirs to park before they answer).
     var count: Int { state.withLock { $0.waiters.values.reduce(0) { $0 + $1.count } } }
 
-    /// The notification's answer, waiting up to `duration` for one; `nil` when there is none by then.
-    func wait(for id: PushNotification.ID, upTo duration: Duration) async throws -> NotificationAnswer? {
+    /// What landed for `id`, waiting up to `duration` for it; `nil` when nothing has by then.
+    func wait(for id: UUID, upTo duration: Duration) async throws -> Value? {
         let key = register(id)
         defer { unregister(id, key) }
         // Registered before this read: an answer that lands after it wakes the slot.
-        if let answer = try await store.answers(of: [id])[id] { return answer }
+        if let value = try await read([id])[id] { return value }
         guard duration > .zero else { return nil }
         let timer = Task { [weak self] in
             try? await Task.sleep(for: duration)
@@ -60,11 +63,11 @@ final class AnswerWaiters: Service, Sendable {
             self.wake(id, key)
         }
         timer.cancel()
-        return try await store.answers(of: [id])[id]
+        return try await read([id])[id]
     }
 
-    /// An answer was recorded on this instance: its waiters wake.
-    func answered(_ id: PushNotification.ID) {
+    /// What `id` waits for landed on this instance (an answer recorded, a receipt ended): its waiters wake.
+    func answered(_ id: UUID) {
         let keys = state.withLock { Array(($0.waiters[id] ?? [:]).keys) }
         for key in keys { wake(id, key) }
     }
@@ -80,13 +83,13 @@ final class AnswerWaiters: Service, Sendable {
             while true {
                 try await Task.sleep(for: pollInterval)
                 let ids = self.state.withLock { Array($0.waiters.keys) }
-                guard !ids.isEmpty, let answers = try? await self.store.answers(of: ids) else { continue }
-                for id in answers.keys { self.answered(id) }
+                guard !ids.isEmpty, let landed = try? await self.read(ids) else { continue }
+                for id in landed.keys { self.answered(id) }
             }
         }
     }
 
-    private func register(_ id: PushNotification.ID) -> Int {
+    private func register(_ id: UUID) -> Int {
         state.withLock { state in
             let key = state.nextKey
             state.nextKey += 1
@@ -95,14 +98,14 @@ final class AnswerWaiters: Service, Sendable {
         }
     }
 
-    private func unregister(_ id: PushNotification.ID, _ key: Int) {
+    private func unregister(_ id: UUID, _ key: Int) {
         state.withLock { state in
             state.waiters[id]?[key] = nil
             if state.waiters[id]?.isEmpty == true { state.waiters[id] = nil }
         }
     }
 
-    private func park(_ id: PushNotification.ID, _ key: Int, _ continuation: CheckedContinuation<Void, Never>) {
+    private func park(_ id: UUID, _ key: Int, _ continuation: CheckedContinuation<Void, Never>) {
         let resumeNow = state.withLock { state -> Bool in
             guard case .registered? = state.waiters[id]?[key] else { return true }  // woken already
             state.waiters[id]?[key] = .parked(continuation)
@@ -111,7 +114,7 @@ final class AnswerWaiters: Service, Sendable {
         if resumeNow { continuation.resume() }
     }
 
-    private func wake(_ id: PushNotification.ID, _ key: Int) {
+    private func wake(_ id: UUID, _ key: Int) {
         let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
             guard let slot = state.waiters[id]?[key] else { return nil }
             state.waiters[id]?[key] = .woken
@@ -119,5 +122,14 @@ final class AnswerWaiters: Service, Sendable {
             return nil
         }
         continuation?.resume()
+    }
+}
+
+/// The answers' long polls.
+typealias AnswerWaiters = LongPollWaiters<NotificationAnswer>
+
+extension LongPollWaiters where Value == NotificationAnswer {
+    convenience init(store: any AfterPushStore, pollInterval: Duration? = nil) {
+        self.init(pollInterval: pollInterval) { ids in try await store.answers(of: ids) }
     }
 }

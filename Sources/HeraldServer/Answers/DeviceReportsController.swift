@@ -23,6 +23,8 @@ struct DeviceReportsController<Context: RemoteAddressRequestContext>: Sendable {
     let waiters: AnswerWaiters
     let clock: any WallClock
     let bodyLimit: Int
+    /// Acknowledges the receipt of a notification that repeats until acknowledged (Receipts/).
+    var receipts: ReceiptDispatcher? = nil
 
     func addRoutes(to group: RouterGroup<Context>) {
         group.post("notifications/{id}/answer", use: answer)
@@ -48,10 +50,15 @@ struct DeviceReportsController<Context: RemoteAddressRequestContext>: Sendable {
                 throw APIError.invalidField("text", "text must be at most \(Self.maximumTextLength) characters; got \(text.count).")
             }
         }
-        let answer = NotificationAnswer(notificationID: notification.id, actionID: actionID, text: text, answeredAt: clock.now())
+        // A repeat's answer is the first notification's (while it is kept): the first answer to any of them wins.
+        let answered = try await storeCall { try await ReceiptAnswers.answered(notification, store: store) }
+        let answer = NotificationAnswer(notificationID: answered, actionID: actionID, text: text, answeredAt: clock.now())
         switch try await storeCall({ try await store.recordAnswer(answer) }) {
         case .recorded:
-            waiters.answered(notification.id)
+            waiters.answered(answered)
+            if let receipts {
+                try await storeCall { try await receipts.acknowledge(notification, actionID: actionID, by: notification.deviceID) }
+            }
             return Response(status: .noContent)
         case .alreadyAnswered(let first):
             throw APIError(
@@ -84,8 +91,11 @@ struct DeviceReportsController<Context: RemoteAddressRequestContext>: Sendable {
         let entries = try await storeCall { try await store.inbox(deviceID: device.id, after: after, limit: limit) }
         // The cursor is an opaque string to the app (today the position of the page's last notification).
         let next: JSONValue = entries.count == limit ? entries.last.map { .string(String($0.cursor)) } ?? .null : .null
+        // A repeat of a notification that repeats until acknowledged is not a notification of its own (a page may then
+        // hold fewer than `limit`; `next_cursor` still says whether more follow).
+        let shown = entries.filter { !ReceiptAnswers.isRepeat($0.notification) }
         return JSONResponse.make(
-            status: .ok, body: ["items": .array(entries.map { .object(AnswerJSON.inboxItem($0)) }), "next_cursor": next])
+            status: .ok, body: ["items": .array(shown.map { .object(AnswerJSON.inboxItem($0)) }), "next_cursor": next])
     }
 
     /// `limit`: absent for ``defaultInboxLimit``, else a whole number from 1 to ``maximumInboxLimit``.

@@ -39,6 +39,8 @@ public struct HeraldConfiguration: Sendable {
     public var retentionInterval: Duration = .seconds(30)
     /// How often due scheduled sends are looked for (not an option: tests shorten it).
     public var scheduledSendPollInterval: Duration = .seconds(1)
+    /// How often due repeats of receipts are looked for (not an option: tests shorten it).
+    public var receiptPollInterval: Duration = .seconds(1)
     public var logLevel: Logger.Level = .info
     /// `text` (swift-log's standard lines) or `json` (one object per line).
     public var logFormat = LogFormat.text

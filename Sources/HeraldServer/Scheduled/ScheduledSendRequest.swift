@@ -29,6 +29,10 @@ struct ScheduledSendRequest {
         }
         self.notification = notification
         parsed = try ActionNotificationRequest(notification)
+        if parsed.acknowledge != nil {
+            // Repeats until acknowledged start from POST /notifications only (docs/api.md, "Receipts").
+            throw APIError.invalidField("notification.acknowledge", "notification.acknowledge is not taken by a scheduled send.")
+        }
         switch (json["send_at"], json["recurrence"]) {
         case (let sendAt?, nil) where sendAt != .null:
             let date = try Self.time(sendAt, field: "send_at")

@@ -28,6 +28,8 @@ public actor InMemoryStore: HeraldStore {
     var lastSeen: [Device.ID: Date] = [:]
     /// Scheduled sends and their leases (InMemoryStore+ScheduledSends.swift).
     var scheduledSendRows: [ScheduledSend.ID: (send: ScheduledSend, lease: Lease?)] = [:]
+    /// Receipts (repeats until acknowledged) and their leases (InMemoryStore+Receipts.swift).
+    var receiptRows: [Receipt.ID: (receipt: Receipt, lease: Lease?)] = [:]
 
     struct CounterKey: Hashable {
         var deviceID: Device.ID
@@ -73,6 +75,7 @@ public actor InMemoryStore: HeraldStore {
         counters = counters.filter { $0.key.deviceID != id }
         activityRows[id] = nil
         scheduledSendRows = scheduledSendRows.filter { $0.value.send.deviceID != id }
+        receiptRows = receiptRows.filter { $0.value.receipt.deviceID != id }
     }
 
     public func deactivateDevice(id: Device.ID, token: String, reason: String, at date: Date) async throws {

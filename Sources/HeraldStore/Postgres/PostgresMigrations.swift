@@ -253,6 +253,9 @@ enum PostgresMigrations {
                 "CREATE INDEX scheduled_send_token ON scheduled_send (token_id, created_at)",
                 "CREATE INDEX scheduled_send_device_scheduled ON scheduled_send (device_id) WHERE status = 'scheduled'",
             ]),
+        Migration(
+            version: 15, description: "receipts of notifications that repeat until acknowledged",
+            statements: PostgresStore.receiptSchema),
     ]
 
     /// The version the schema is at once every migration ran.

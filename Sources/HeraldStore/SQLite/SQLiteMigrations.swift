@@ -207,6 +207,9 @@ enum SQLiteMigrations {
         migrator.registerMigration("v17: scheduled sends") { db in
             try db.execute(sql: SQLiteStore.scheduledSendSchema)
         }
+        migrator.registerMigration("v18: receipts of notifications that repeat until acknowledged") { db in
+            try db.execute(sql: SQLiteStore.receiptSchema)
+        }
         return migrator
     }
 }
