@@ -106,14 +106,14 @@ extension SQLiteStore {
     }
 
     public func receipt(id: Receipt.ID) async throws -> Receipt? {
-        try await database.read { db in
+        try await read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM notification_receipt WHERE id = ?", arguments: [id.databaseString]).map(Self.receipt)
         }
     }
 
     public func receipts(ids: [Receipt.ID]) async throws -> [Receipt.ID: Receipt] {
         guard !ids.isEmpty else { return [:] }
-        return try await database.read { db in
+        return try await read { db in
             let rows = try Row.fetchAll(
                 db, sql: "SELECT * FROM notification_receipt WHERE id IN (\(databaseQuestionMarks(count: ids.count)))",
                 arguments: StatementArguments(ids.map(\.databaseString)))
@@ -122,7 +122,7 @@ extension SQLiteStore {
     }
 
     public func activeReceipts(tokenID: UUID) async throws -> [Receipt] {
-        try await database.read { db in
+        try await read { db in
             try Row.fetchAll(
                 db, sql: "SELECT * FROM notification_receipt WHERE token_id = ? AND status = 'active' ORDER BY created_at, id",
                 arguments: [tokenID.databaseString]
@@ -158,7 +158,7 @@ extension SQLiteStore {
         let seconds = now.timeIntervalSince1970
         let unsent = seconds - ReceiptRules.unsentGrace
         // Read first: nothing is written while nothing is due (the dispatcher asks every second).
-        let due = try await database.read { db in
+        let due = try await read { db in
             try Int.fetchOne(
                 db, sql: "SELECT count(*) FROM notification_receipt WHERE status = 'active' AND next_repeat_at <= ?", arguments: [seconds]) ?? 0
         }
@@ -195,7 +195,7 @@ extension SQLiteStore {
     public func deleteEndedReceipts(before cutoff: Date, limit: Int) async throws -> Int {
         let arguments: StatementArguments = [cutoff.timeIntervalSince1970, limit]
         let old = "SELECT id FROM notification_receipt WHERE status != 'active' AND ended_at < ? LIMIT ?"
-        let due = try await database.read { db in try String.fetchAll(db, sql: old, arguments: arguments) }
+        let due = try await read { db in try String.fetchAll(db, sql: old, arguments: arguments) }
         guard !due.isEmpty else { return 0 }
         return try await write { db in
             try db.execute(sql: "DELETE FROM notification_receipt WHERE id IN (\(old))", arguments: arguments)
