@@ -214,8 +214,10 @@ func buildRouters(
         onDeviceChanged: { id in await worker.deliverPending(of: id) }
     ).addRoutes(to: api)
     WebPushKeyController(publicKey: registration.webPushPublicKey).addRoutes(to: api)
-    NotifyController(pipeline: pipeline, directory: directory, credentials: credentials, clock: clock, bodyLimit: bodyLimit)
+    let topics = TopicDirectory(store: store, credentials: credentials)  // issue 42: Topics/
+    NotifyController(pipeline: pipeline, directory: directory, credentials: credentials, clock: clock, bodyLimit: bodyLimit, topics: topics)
         .addRoutes(to: api)
+    TopicController(topics: topics, directory: directory, credentials: credentials, clock: clock, bodyLimit: bodyLimit).addRoutes(to: api)
     let tokens = APITokenManager(store: store, clock: clock)
     NotificationStatusController(pipeline: pipeline, directory: directory, tokens: tokens, credentials: credentials, reports: store)
         .addRoutes(to: api)

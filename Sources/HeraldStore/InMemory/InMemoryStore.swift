@@ -28,6 +28,9 @@ public actor InMemoryStore: HeraldStore {
     var lastSeen: [Device.ID: Date] = [:]
     /// Scheduled sends and their leases (InMemoryStore+ScheduledSends.swift).
     var scheduledSendRows: [ScheduledSend.ID: (send: ScheduledSend, lease: Lease?)] = [:]
+    /// Topics and their members (InMemoryStore+Topics.swift).
+    var topicRows: [Topic.ID: Topic] = [:]
+    var topicMemberRows: [TopicMember.ID: TopicMember] = [:]
 
     struct CounterKey: Hashable {
         var deviceID: Device.ID
@@ -73,6 +76,7 @@ public actor InMemoryStore: HeraldStore {
         counters = counters.filter { $0.key.deviceID != id }
         activityRows[id] = nil
         scheduledSendRows = scheduledSendRows.filter { $0.value.send.deviceID != id }
+        removeTopics(ofDevice: id)
     }
 
     public func deactivateDevice(id: Device.ID, token: String, reason: String, at date: Date) async throws {

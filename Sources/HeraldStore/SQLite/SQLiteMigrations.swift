@@ -207,6 +207,10 @@ enum SQLiteMigrations {
         migrator.registerMigration("v17: scheduled sends") { db in
             try db.execute(sql: SQLiteStore.scheduledSendSchema)
         }
+        // v18 and v19 are other features' (merged before this one).
+        migrator.registerMigration("v20: topics and their members (issue 42)") { db in
+            try db.execute(sql: SQLiteStore.topicSchema)
+        }
         return migrator
     }
 }
