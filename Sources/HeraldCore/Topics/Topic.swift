@@ -85,7 +85,8 @@ public protocol TopicStore: Sendable {
     func topic(topicIDHash: String) async throws -> Topic?
     /// Atomically: adds `member` unless it is a member already, the topic is full or the device is in too many topics.
     func joinTopic(_ member: TopicMember, limits: TopicLimits) async throws -> TopicJoinOutcome
-    /// The members of a topic, in the order they joined (the creator first).
+    /// The members of a topic: the creator first, then in the order they joined (members that joined at the same
+    /// instant by their membership id).
     func topicMembers(topicID: Topic.ID) async throws -> [TopicMember]
     /// Removes one membership; returns it, or `nil` when there was none.
     func removeTopicMember(topicID: Topic.ID, memberID: TopicMember.ID) async throws -> TopicMember?

@@ -25,8 +25,10 @@ extension InMemoryStore {
     }
 
     public func topicMembers(topicID: Topic.ID) async throws -> [TopicMember] {
-        topicMemberRows.values.filter { $0.topicID == topicID }
-            .sorted { ($0.joinedAt, $0.id.uuidString) < ($1.joinedAt, $1.id.uuidString) }
+        let creator = topicRows[topicID]?.creatorID
+        return topicMemberRows.values.filter { $0.topicID == topicID }.sorted {
+            ($0.deviceID == creator ? 0 : 1, $0.joinedAt, $0.id.uuidString) < ($1.deviceID == creator ? 0 : 1, $1.joinedAt, $1.id.uuidString)
+        }
     }
 
     public func removeTopicMember(topicID: Topic.ID, memberID: TopicMember.ID) async throws -> TopicMember? {

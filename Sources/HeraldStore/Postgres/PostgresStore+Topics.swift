@@ -46,7 +46,10 @@ extension PostgresStore {
 
     public func topicMembers(topicID: Topic.ID) async throws -> [TopicMember] {
         try await read(
-            "SELECT \(unescaped: Self.memberColumns) FROM topic_member WHERE topic_id = \(topicID) ORDER BY joined_at, id"
+            """
+            SELECT m.id, m.topic_id, m.device_id, m.name, m.joined_at FROM topic_member m JOIN topic t ON t.id = m.topic_id
+            WHERE m.topic_id = \(topicID) ORDER BY (m.device_id = t.creator_id) DESC, m.joined_at, m.id
+            """
         ).map(Self.member)
     }
 

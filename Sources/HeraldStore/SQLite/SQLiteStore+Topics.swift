@@ -72,7 +72,11 @@ extension SQLiteStore {
     public func topicMembers(topicID: Topic.ID) async throws -> [TopicMember] {
         try await database.read { db in
             try Row.fetchAll(
-                db, sql: "SELECT * FROM topic_member WHERE topic_id = ? ORDER BY joined_at, id", arguments: [topicID.databaseString]
+                db,
+                sql: """
+                    SELECT m.* FROM topic_member m JOIN topic t ON t.id = m.topic_id WHERE m.topic_id = ?
+                    ORDER BY m.device_id = t.creator_id DESC, m.joined_at, m.id
+                    """, arguments: [topicID.databaseString]
             ).map(Self.member)
         }
     }
