@@ -27,6 +27,9 @@ struct OpenAPITests {
                 // Issue 39: answers, the app's events, the inbox.
                 "/notifications/answers/{id}", "/api/push/notifications/{id}/answer", "/api/push/notifications/{id}/events",
                 "/api/push/inbox",
+                // Issue 42, section 1: topics.
+                "/api/push/topics", "/api/push/topics/{topic_id}", "/api/push/topics/{topic_id}/members",
+                "/api/push/topics/{topic_id}/members/{member_id}", "/api/push/topics/{topic_id}/join_code",
             ])
         }
     }
