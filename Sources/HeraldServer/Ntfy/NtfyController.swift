@@ -5,7 +5,8 @@ import Hummingbird
 
 /// ntfy's publishing API (docs/senders.md, "ntfy"): `PUT/POST /<topic>` with the message as the body,
 /// `GET/PUT/POST /<topic>/publish` (also `send`, `trigger`) with query parameters, and `POST /` (and `PUT /`) with ntfy's
-/// JSON. The topic is a USER_ID or a topic id (`tp_…`, every member of the topic). Answers are ntfy's: the published message with 200, errors as `{code, http, error, link}`.
+/// JSON. The topic is a USER_ID or a topic id (`tp_…`, every member of the topic). Answers are ntfy's: the published
+/// message with 200, errors as `{code, http, error, link}`.
 ///
 /// The `/<topic>` paths share the root with Herald's own routes: they are reached through ``SenderPathMiddleware``,
 /// which takes only paths whose first segment is a USER_ID, so no route of Herald's changes.

@@ -33,7 +33,9 @@ struct SenderPathMiddleware<Context: RemoteAddressRequestContext>: RouterMiddlew
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let raw = request.uri.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-        guard let first = raw.first, UserID.accepts(String(first)) || TopicID.accepts(String(first)), raw.count <= 4 else { return try await next(request, context) }
+        guard let first = raw.first.map(String.init), UserID.accepts(first) || TopicID.accepts(first), raw.count <= 4 else {
+            return try await next(request, context)
+        }
         let segments = raw.map { $0.removingPercentEncoding ?? String($0) }
         let verb = segments.count == 2 ? segments[1].lowercased() : nil
         let isNtfyVerb = verb.map(Self.ntfyPublishVerbs.contains) ?? false
