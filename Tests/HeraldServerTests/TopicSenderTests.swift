@@ -111,3 +111,26 @@ struct TopicSenderTests {
         try await apns.shutdown()
     }
 }
+
+@Suite("herald send to a topic")
+struct TopicCommandLineTests {
+    /// `herald send --user-id tp_…` sends to every member and prints each member's outcome.
+    @Test func heraldSendPrintsEachMembersOutcome() async throws {
+        let apns = try await APNsTestServer.start()
+        let production = apns.production
+        try await apns.server.run { client in
+            let server = "http://127.0.0.1:\(try #require(client.port))"
+            let phone = try await client.register(token: Fixtures.apnsToken(1))
+            let tablet = try await client.register(token: Fixtures.apnsToken(2))
+            let topic = try await client.createTopic(by: phone)
+            #expect(try await client.join(topic.topicID, code: topic.joinCode, as: tablet).status == .created)
+            let sent = try await HeraldProcess.run(["send", "--server", server, "--user-id", topic.topicID, "--title", "T", "--body", "B"])
+            #expect(sent.status == 0, "\(sent.output)")
+            #expect(sent.output.hasPrefix("delivery: all"), "\(sent.output)")
+            #expect(sent.output.components(separatedBy: ": delivered ").count == 3, "\(sent.output)")
+            #expect(sent.output.contains("member \(topic.memberID): delivered"))
+            #expect(production.acceptedPushes.count == 2)
+        }
+        try await apns.shutdown()
+    }
+}
