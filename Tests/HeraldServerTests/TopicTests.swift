@@ -114,6 +114,8 @@ struct TopicTests {
             let control = try await client.post("/api/push/topics", #"{"member_name": "a\u0007b"}"#, headers: owner.basic)
             #expect(try control.json()["field"] == "member_name")
             #expect(try await client.post("/api/push/topics", "", headers: owner.basic).status == .created)
+            #expect(try await client.execute(uri: "/api/push/topics", method: .post, headers: owner.basic).status == .created)
+            #expect(try await client.post("/api/push/topics", "[1]", headers: owner.basic).status == .badRequest)
             let topic = try await client.createTopic(by: owner)
             let missing = try await client.post("/api/push/topics/\(topic.topicID)/members", "{}", headers: owner.basic)
             #expect(missing.status == .badRequest)

@@ -3,6 +3,7 @@ import HTTPTypes
 import HeraldCore
 import Hummingbird
 import Logging
+import NIOCore
 
 /// Topics (issue 42, docs/api.md "Topics"), each request with the device owner's credentials (HTTP Basic
 /// `user_id:device_secret`):
@@ -146,10 +147,17 @@ struct TopicController<Context: RemoteAddressRequestContext>: Sendable {
         }
     }
 
-    /// A body that may be absent (`POST /api/push/topics` takes an empty one).
+    /// A body that may be empty (`POST /api/push/topics` takes none): an empty one is `{}`, any other must be a JSON object.
     private func optionalBody(_ request: Request) async throws -> JSONObject {
-        if let length = request.headers[.contentLength], length == "0" { return [:] }
-        guard request.headers[.contentType] != nil || request.headers[.contentLength] != nil else { return [:] }
+        var request = request
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: bodyLimit)
+        } catch is NIOTooManyBytesError {
+            throw APIError.bodyTooLarge(limit: bodyLimit)
+        }
+        guard buffer.readableBytes > 0 else { return [:] }
+        request.body = RequestBody(buffer: buffer)
         return try await JSONBody.object(of: request, limit: bodyLimit)
     }
 
