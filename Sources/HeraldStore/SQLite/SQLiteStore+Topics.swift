@@ -44,7 +44,7 @@ extension SQLiteStore {
     }
 
     public func topic(topicIDHash: String) async throws -> Topic? {
-        try await database.read { db in
+        try await read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM topic WHERE topic_id_hash = ?", arguments: [topicIDHash]).map(Self.topic)
         }
     }
@@ -70,7 +70,7 @@ extension SQLiteStore {
     }
 
     public func topicMembers(topicID: Topic.ID) async throws -> [TopicMember] {
-        try await database.read { db in
+        try await read { db in
             try Row.fetchAll(
                 db,
                 sql: """
