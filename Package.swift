@@ -174,7 +174,7 @@ let package = Package(
                 .map { .embedInCode("Resources/Admin/\($0).mustache") }
                 + [.embedInCode("Resources/Admin/style.css")]
                 // The web app at /app (WebAppController).
-                + ["index.html", "app.js", "db.js", "e2e.js", "app.css", "sw.js", "manifest.webmanifest", "icon192.png", "icon512.png", "maskable512.png",
+                + ["index.html", "app.js", "db.js", "e2e.js", "topics.js", "app.css", "sw.js", "manifest.webmanifest", "icon192.png", "icon512.png", "maskable512.png",
                     "badge96.png"].map { .embedInCode("Resources/App/\($0)") },
             swiftSettings: swiftSettings
         ),

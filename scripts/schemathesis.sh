@@ -47,8 +47,9 @@ device = post("/api/push/register", {"platform": "websocket"})
 basic = base64.b64encode(f"{device['user_id']}:{device['device_secret']}".encode()).decode()
 token = post("/api/push/tokens", {"name": "schemathesis"}, {"Authorization": "Basic " + basic})
 sent = post("/api/push/notify", {"user_id": device["user_id"], "title": "schemathesis", "body": "a notification to look up"})
+topic = post("/api/push/topics", {"name": "schemathesis"}, {"Authorization": "Basic " + basic})
 print(f"export HERALD_USER_ID={device['user_id']} HERALD_DEVICE_SECRET={device['device_secret']}"
-      f" HERALD_API_TOKEN={token['token']} HERALD_NOTIFICATION_ID={sent['id']}")
+      f" HERALD_API_TOKEN={token['token']} HERALD_NOTIFICATION_ID={sent['id']} HERALD_TOPIC_ID={topic['topic_id']}")
 PYTHON
 # shellcheck disable=SC1091
 source "$work/credentials"

@@ -10,6 +10,8 @@ import schemathesis
 
 USER_ID = os.environ["HERALD_USER_ID"]
 NOTIFICATION_ID = os.environ["HERALD_NOTIFICATION_ID"]
+# A topic the device created (docs/api.md, "Topics"): the topic paths reach it, and some sends name it.
+TOPIC_ID = os.environ["HERALD_TOPIC_ID"]
 
 
 def _half(value):
@@ -22,7 +24,8 @@ def map_body(ctx, body):
         # ntfy's JSON topic and Bark's device key are USER_IDs too (docs/senders.md).
         for key in ("user_id", "push_token", "topic", "device_key"):
             if _half(body.get(key)):
-                body[key] = USER_ID
+                # A quarter of them the topic's id instead (not Home Assistant's push_token: no topics there).
+                body[key] = TOPIC_ID if key != "push_token" and len(body[key]) % 4 == 2 else USER_ID
     return body
 
 
@@ -32,5 +35,7 @@ def map_path_parameters(ctx, parameters):
         parameters["id"] = NOTIFICATION_ID
     # ntfy's topic (and Bark's key at /{topic}) in the path.
     if parameters and ctx.operation.path in ("/{topic}", "/{topic}/publish") and _half(parameters.get("topic")):
-        parameters["topic"] = USER_ID
+        parameters["topic"] = USER_ID if len(parameters["topic"]) % 4 == 0 else TOPIC_ID
+    if parameters and "{topic_id}" in ctx.operation.path and _half(parameters.get("topic_id")):
+        parameters["topic_id"] = TOPIC_ID
     return parameters

@@ -337,6 +337,7 @@ def run(herald, driver, target, work):
     driver.find_element(By.CSS_SELECTOR, f'#inbox .item[data-id="{push_id}"] .title').click()
     wait_for(lambda: "unread" not in driver.find_element(By.CSS_SELECTOR, f'#inbox .item[data-id="{push_id}"]')
              .get_attribute("class"), "clicking an item did not mark it read")
+    topics(driver, herald)
     end_to_end(driver, base)
     errors = console_errors(driver)
     check(not errors, f"console errors: {errors}")
@@ -346,6 +347,30 @@ def run(herald, driver, target, work):
     driver.get(base + "/app/")
     wait_for(lambda: visible(driver, "device") and "Front Door" in inbox_titles(driver),
              "the app did not load offline with its inbox")
+
+
+def topics(driver, herald):
+    """Topics (docs/webapp.md, "Topics"): the app creates one, another device joins it through the API with the join
+    code the app showed, and the app lists both members (the creator sees them)."""
+    print("topics: create one in the app, another device joins, the app lists both")
+    driver.find_element(By.ID, "topic-name").send_keys("Family")
+    driver.find_element(By.ID, "topic-create").click()
+    wait_for(lambda: "Family" in driver.find_element(By.ID, "topics").text, "the created topic is not listed")
+    topic_id = driver.find_element(By.CSS_SELECTOR, "#topics .topic-id").text
+    check(re.fullmatch(r"tp_[0-9a-f]{60}", topic_id), f"topic id shown: {topic_id!r}")
+    code = driver.find_element(By.ID, "topic-code").text
+    check(re.fullmatch(r"[0-9a-f]{5}(-[0-9a-f]{5}){3}", code), f"join code shown: {code!r}")
+    status, other = herald.request("POST", "/api/push/register", {"platform": "websocket"})
+    check(status == 201, f"POST /api/push/register: {status} {other}")
+    basic = base64.b64encode(f"{other['user_id']}:{other['device_secret']}".encode()).decode()
+    status, joined = herald.request("POST", f"/api/push/topics/{topic_id}/members", {"join_code": code, "name": "Desk"},
+                                    {"Authorization": "Basic " + basic})
+    check(status == 201, f"join: {status} {joined}")
+    page_async(driver, "await HeraldTopics.start(await HeraldDB.get('device'), () => {}); return true;")
+    wait_for(lambda: "2 members" in driver.find_element(By.ID, "topics").text, "the topic does not list its two members")
+    check("Desk" in driver.find_element(By.CSS_SELECTOR, "#topics ul.members").text, "the joined member is not listed")
+    stored = page_async(driver, "return await HeraldDB.get('topics');")
+    check([topic["topic_id"] for topic in stored] == [topic_id], f"topics kept in IndexedDB: {stored}")
 
 
 def seal(key_hex, title, body):

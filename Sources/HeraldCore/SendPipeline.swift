@@ -72,7 +72,7 @@ public struct SendPipeline: Sendable {
     }
 
     let store: any HeraldStore
-    private let engine: DeliveryEngine
+    let engine: DeliveryEngine
     let clock: any WallClock
     let configuration: Configuration
     /// The renderer of each platform's payload.
@@ -195,7 +195,7 @@ public struct SendPipeline: Sendable {
 
     /// Queues the one notification that tells the device its quota for today is used up (exempt from the quota
     /// itself), as Home Assistant's relay does. The app can localise it with the `rate_limit` member.
-    private func announceQuotaUsedUp(to device: Device, quota: QuotaStatus) async {
+    func announceQuotaUsedUp(to device: Device, quota: QuotaStatus) async {
         let now = clock.now()
         let title = "Notifications paused"
         let body =

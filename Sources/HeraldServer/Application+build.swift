@@ -221,11 +221,14 @@ func buildRouters(
         onDeviceChanged: { id in await worker.deliverPending(of: id) }
     ).addRoutes(to: api)
     WebPushKeyController(publicKey: registration.webPushPublicKey).addRoutes(to: api)
-    NotifyController(pipeline: pipeline, directory: directory, credentials: credentials, clock: clock, bodyLimit: bodyLimit)
+    let topics = TopicDirectory(store: store, credentials: credentials)  // issue 42: Topics/
+    NotifyController(pipeline: pipeline, directory: directory, credentials: credentials, clock: clock, bodyLimit: bodyLimit, topics: topics)
         .addRoutes(to: api)
+    TopicController(topics: topics, directory: directory, credentials: credentials, clock: clock, bodyLimit: bodyLimit).addRoutes(to: api)
     let tokens = APITokenManager(store: store, clock: clock)
-    NotificationStatusController(pipeline: pipeline, directory: directory, tokens: tokens, credentials: credentials, reports: store)
-        .addRoutes(to: api)
+    NotificationStatusController(
+        pipeline: pipeline, directory: directory, tokens: tokens, credentials: credentials, reports: store, topics: topics
+    ).addRoutes(to: api)
     APITokenController(tokens: tokens, directory: directory, credentials: credentials, bodyLimit: bodyLimit).addRoutes(to: api)
     let authorizer = PushWardAuthorizer(tokens: tokens, credentials: credentials)
     ActionNotificationController(
@@ -276,7 +279,8 @@ func buildRouters(
     // The senders other tools speak (issue 42, docs/senders.md): ntfy, Gotify, Bark and the webhook presets. The
     // middleware, added after every route, takes only what no route took (ntfy's and Bark's `/<USER_ID>/…` paths).
     let senders = SenderDelivery(
-        pipeline: pipeline, directory: directory, credentials: credentials, tokens: tokens, clock: clock, bodyLimit: bodyLimit)
+        pipeline: pipeline, directory: directory, credentials: credentials, tokens: tokens, clock: clock, bodyLimit: bodyLimit,
+        topics: topics)
     let ntfy = NtfyController<HeraldRequestContext>(senders: senders)
     let bark = BarkController<HeraldRequestContext>(senders: senders)
     ntfy.addRoutes(to: router)

@@ -29,6 +29,9 @@ struct OpenAPITests {
                 "/api/push/inbox",
                 // Issue 39, section 3: receipts.
                 "/notifications/receipts/{id}", "/notifications/receipts/{id}/cancel", "/notifications/receipts/cancel",
+                // Issue 42, section 1: topics.
+                "/api/push/topics", "/api/push/topics/{topic_id}", "/api/push/topics/{topic_id}/members",
+                "/api/push/topics/{topic_id}/members/{member_id}", "/api/push/topics/{topic_id}/join_code",
             ])
         }
     }

@@ -42,7 +42,7 @@ struct WebAppTests {
 
     @Test(arguments: [
         ("/app/app.js", "text/javascript; charset=utf-8"), ("/app/db.js", "text/javascript; charset=utf-8"),
-        ("/app/e2e.js", "text/javascript; charset=utf-8"),
+        ("/app/e2e.js", "text/javascript; charset=utf-8"), ("/app/topics.js", "text/javascript; charset=utf-8"),
         ("/app/app.css", "text/css; charset=utf-8"), ("/app/manifest.webmanifest", "application/manifest+json"),
         ("/app/icon192.png", "image/png"), ("/app/badge96.png", "image/png"),
     ])
@@ -72,6 +72,7 @@ struct WebAppTests {
             let shellStart = try #require(script.range(of: "const SHELL = [")).lowerBound
             let shell = Self.matches(of: #""(/app/[^"]*)""#, in: String(script[shellStart...]))
             #expect(shell.contains("/app/") && shell.contains("/app/app.js") && shell.contains("/app/db.js"))
+            #expect(shell.contains("/app/topics.js"))
             for path in Set(shell) {
                 #expect(try await client.execute(uri: path, method: .get).status == .ok, "\(path)")
             }

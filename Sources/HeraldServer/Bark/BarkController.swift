@@ -46,14 +46,14 @@ struct BarkController<Context: RemoteAddressRequestContext>: Sendable {
         }
         let message = try BarkMessage(parameters: parameters)
         if keys.count == 1 {
-            _ = try await send(message, key: keys[0], field: "device_key", request: request, context: context)
+            try await send(message, key: keys[0], field: "device_key", request: request, context: context)
             return Self.success(now: senders.clock.now())
         }
         // Several keys: each gets its own answer, as Bark's server gives them in `data`.
         var results: [JSONValue] = []
         for (index, key) in keys.enumerated() {
             do {
-                _ = try await send(message, key: key, field: "device_keys[\(index)]", request: request, context: context)
+                try await send(message, key: key, field: "device_keys[\(index)]", request: request, context: context)
                 results.append(["device_key": .string(key), "code": 200, "message": "success"])
             } catch let error as APIError {
                 results.append(["device_key": .string(key), "code": .int(error.status.code), "message": .string(error.message)])
@@ -77,13 +77,17 @@ struct BarkController<Context: RemoteAddressRequestContext>: Sendable {
         case 4: message = try BarkMessage(parameters: parameters, pathTitle: segments[1], pathSubtitle: segments[2], pathBody: segments[3])
         default: message = try BarkMessage(parameters: parameters)
         }
-        _ = try await send(message, key: segments[0], field: "device_key", request: request, context: context)
+        try await send(message, key: segments[0], field: "device_key", request: request, context: context)
         return Self.success(now: senders.clock.now())
     }
 
-    private func send(_ message: BarkMessage, key: String, field: String, request: Request, context: Context) async throws -> SendReceipt {
+    private func send(_ message: BarkMessage, key: String, field: String, request: Request, context: Context) async throws {
+        if TopicID.accepts(key) {  // a topic id: every member (issue 42); Bark's answer stays Bark's
+            _ = try await senders.send(message.draft, toTopic: key, field: field, request: request, context: context)
+            return
+        }
         let device = try await senders.device(userID: key, field: field, request: request, context: context)
-        return try await senders.send(message.draft, to: device)
+        _ = try await senders.send(message.draft, to: device)
     }
 
     static func success(now: Date, data: JSONValue? = nil) -> Response {

@@ -9,6 +9,8 @@ struct NotifyController<Context: RemoteAddressRequestContext>: Sendable {
     let credentials: CredentialGuard
     let clock: any WallClock
     let bodyLimit: Int
+    /// Topic ids as targets (issue 42); `nil`: only USER_IDs.
+    var topics: TopicDirectory? = nil
 
     func addRoutes(to group: RouterGroup<Context>) {
         group.post("notify", use: notify)
@@ -18,6 +20,17 @@ struct NotifyController<Context: RemoteAddressRequestContext>: Sendable {
         let notify = try NotifyRequest(try await JSONBody.object(of: request, limit: bodyLimit))
         guard let userID = notify.userID ?? Credentials.bearer(request) else {
             throw APIError.invalidField("user_id", "user_id is required (in the body or as Authorization: Bearer).")
+        }
+        if let topics, TopicID.accepts(userID) {
+            let topic = try await topics.topic(sender: userID, field: "user_id", request: request, context: context)
+            let targets = try await topics.targets(of: topic)
+            let receipt: FanoutReceipt
+            do throws(SendError) {
+                receipt = try await pipeline.send(notify.draft, toMembers: targets)
+            } catch {
+                throw SendAnswers.apiError(error, now: clock.now())
+            }
+            return try TopicAnswers.created(receipt, now: clock.now())
         }
         let device = try await credentials.check(.userID(userID), of: request, context: context) {
             try await directory.device(userID: userID)

@@ -7,7 +7,7 @@ struct NotifyRequest {
     static let snapshotTypes = ["live", "frigate_event", "frigate_review", "url"]
     static let openTypes = ["live", "frigate_event", "frigate_review"]
 
-    /// From the body, or `nil` when the sender put it in `Authorization: Bearer`.
+    /// From the body, or `nil` when the sender put it in `Authorization: Bearer`: a USER_ID or a topic id.
     var userID: String?
     var title: String
     var body: String
@@ -21,7 +21,8 @@ struct NotifyRequest {
     /// (Home Assistant's `rest_command` renders missing values that way); unknown fields are ignored.
     init(_ json: JSONObject) throws {
         let fields = FieldReader(json)
-        userID = try fields.optionalString("user_id").map { try UserIDRule.validated($0) }
+        // A topic id (`tp_…`, issue 42) sends to every member of the topic.
+        userID = try fields.optionalString("user_id").map { TopicID.accepts($0) ? $0 : try UserIDRule.validated($0) }
         title = try fields.requiredString("title")
         body = try fields.requiredString("body")
         notificationID = try fields.optionalString("notification_id").map {

@@ -61,6 +61,15 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     /// The notification was answered before; the first answer stays (docs/api.md, "Answers").
     case alreadyAnswered = "already_answered"
 
+    // MARK: Topics (issue 42)
+
+    /// The topic has as many members as a topic may have (50).
+    case topicFull = "topic_full"
+    /// The device is a member of as many topics as a device may be (20).
+    case tooManyTopics = "too_many_topics"
+    /// Only the topic's creator may do this (list or remove members, rotate the join code, delete the topic).
+    case notTopicCreator = "not_topic_creator"
+
     // MARK: Sending
 
     case deviceMustReregister = "device_must_reregister"
@@ -101,7 +110,8 @@ public enum ErrorCode: String, CaseIterable, Sendable {
         case .notFound, .unknownUser: .notFound
         case .methodNotAllowed: .methodNotAllowed
         case .requestTimeout: .requestTimeout
-        case .tokenNameTaken, .tooManyTokens: .conflict
+        case .tokenNameTaken, .tooManyTokens, .topicFull, .tooManyTopics: .conflict
+        case .notTopicCreator: .forbidden
         case .deviceMustReregister: .gone
         case .bodyTooLarge: .contentTooLarge
         case .upgradeRequired: .upgradeRequired
@@ -140,6 +150,7 @@ public enum ErrorCode: String, CaseIterable, Sendable {
             "This server registers new devices only with its registration token in the X-Herald-Registration-Token header."
         case .wrongRegistrationToken: "The registration token is not this server's."
         case .storeUnavailable: "The store is not available; try again shortly."
+        case .notTopicCreator: "Only the device that created this topic may do this."
         case .missingPushToken: "You did not send a token!"
         case .invalidPushToken: "That is not a valid Herald push token (a 64-hex USER_ID)."
         case .unknownPushToken: "No device is registered under this push token; register the app with Herald again."
@@ -149,7 +160,7 @@ public enum ErrorCode: String, CaseIterable, Sendable {
         case .tooManySubscribes: "Too many subscriptions on this socket in a short time; subscribe again later."
         case .malformedJSON, .invalidField, .otherHTTPStatus, .malformedHTTP, .requestTimeout, .tooManyAuthFailures,
             .registrationRateLimited, .tokenNameTaken, .tooManyTokens, .deviceMustReregister, .rateLimited, .exemptLimitReached,
-            .backlogFull, .payloadTooLarge, .unknownField, .activityNotFound, .alreadyAnswered,
+            .backlogFull, .payloadTooLarge, .unknownField, .activityNotFound, .alreadyAnswered, .topicFull, .tooManyTopics,
             .rejectedByProvider, .pushWardProblem, .homeAssistantInvalidToken, .homeAssistantPayloadTooLarge, .homeAssistantInternalError:
             nil
         }

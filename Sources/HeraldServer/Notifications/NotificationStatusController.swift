@@ -12,6 +12,8 @@ struct NotificationStatusController<Context: RemoteAddressRequestContext>: Senda
     let credentials: CredentialGuard
     /// The app's events and the answer (issue 39).
     let reports: any AfterPushStore
+    /// Topic ids as credentials (issue 42): a topic's sender reads each member's notification; `nil`: none.
+    var topics: TopicDirectory? = nil
 
     func addRoutes(to group: RouterGroup<Context>) {
         group.get("notifications/{id}", use: show)
@@ -21,7 +23,16 @@ struct NotificationStatusController<Context: RemoteAddressRequestContext>: Senda
         let notFound = APIError.notFound("No notification with this id is visible with these credentials.")
         guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else { throw notFound }
         let device: Device
-        if let bearer = Credentials.bearer(request), APITokenManager.isWellFormed(bearer) {
+        if let topics, let bearer = Credentials.bearer(request), TopicID.accepts(bearer) {
+            // A topic's sender: a notification of any member's device, while that device is a member.
+            let members = try await credentials.check(.topicID(bearer), of: request, context: context) { () async throws -> [Device] in
+                guard let topic = try await topics.lookUp(bearer) else { throw notFound }
+                return try await topics.targets(of: topic).map(\.device)
+            }
+            let stored = try await storeCall { try await pipeline.notification(id: id) }
+            guard let notification = stored, let member = members.first(where: { $0.id == notification.deviceID }) else { throw notFound }
+            return try await answer(notification, of: member)
+        } else if let bearer = Credentials.bearer(request), APITokenManager.isWellFormed(bearer) {
             device = try await authenticated(.apiToken(bearer), request, context, notFound) {
                 do throws(APITokenError) {
                     return try await tokens.authenticate(bearer: bearer).device
@@ -38,6 +49,11 @@ struct NotificationStatusController<Context: RemoteAddressRequestContext>: Senda
         }
         let stored = try await storeCall { try await pipeline.notification(id: id) }
         guard let notification = stored, notification.deviceID == device.id else { throw notFound }
+        return try await answer(notification, of: device)
+    }
+
+    private func answer(_ notification: PushNotification, of device: Device) async throws -> Response {
+        let id = notification.id
         var body: JSONObject = [
             "id": .string(notification.id.lowercasedText), "status": .string(notification.status.rawValue),
             "attempts": .int(notification.attempts), "created_at": .string(notification.createdAt.iso8601WithMilliseconds),

@@ -20,7 +20,20 @@ enum NtfyAnswers {
     /// `200` with the message as ntfy's server returns it (`{id, time, expires, event: "message", topic, …}`). The `id`
     /// is Herald's notification id, usable with `GET /api/push/notifications/{id}`.
     static func published(_ message: NtfyMessage, receipt: SendReceipt) -> Response {
-        let notification = receipt.notification
+        var headers = SendAnswers.headers(receipt.quota, now: receipt.notification.createdAt)
+        headers[.init("X-Herald-Status")!] = receipt.statusWord
+        return published(message, notification: receipt.notification, headers: headers)
+    }
+
+    /// The published message of a send to a topic: ntfy's shape, with the first stored member's notification as its
+    /// `id`, `X-Herald-Delivery: all|partial` and no `RateLimit-*` headers (each member has its own limit).
+    static func published(_ message: NtfyMessage, fanout: FanoutReceipt) -> Response {
+        let first = fanout.members.lazy.compactMap(\.notification).first
+        guard let notification = first else { return JSONResponse.make(status: .internalServerError, body: [:]) }  // refused before
+        return published(message, notification: notification, headers: [.init("X-Herald-Delivery")!: fanout.delivery.rawValue])
+    }
+
+    private static func published(_ message: NtfyMessage, notification: PushNotification, headers: HTTPFields) -> Response {
         var body: JSONObject = [
             "id": .string(notification.id.lowercasedText),
             "time": .int(Int(notification.createdAt.timeIntervalSince1970)),
@@ -40,8 +53,6 @@ enum NtfyAnswers {
         body["icon"] = message.icon.map(JSONValue.string)
         if message.markdown { body["content_type"] = "text/markdown" }
         body["sequence_id"] = message.sequenceID.map(JSONValue.string)
-        var headers = SendAnswers.headers(receipt.quota, now: notification.createdAt)
-        headers[.init("X-Herald-Status")!] = receipt.statusWord
         return JSONResponse.make(status: .ok, body: body, headers: headers)
     }
 

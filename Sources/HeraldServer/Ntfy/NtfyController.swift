@@ -5,7 +5,8 @@ import Hummingbird
 
 /// ntfy's publishing API (docs/senders.md, "ntfy"): `PUT/POST /<topic>` with the message as the body,
 /// `GET/PUT/POST /<topic>/publish` (also `send`, `trigger`) with query parameters, and `POST /` (and `PUT /`) with ntfy's
-/// JSON. The topic is a USER_ID. Answers are ntfy's: the published message with 200, errors as `{code, http, error, link}`.
+/// JSON. The topic is a USER_ID or a topic id (`tp_…`, every member of the topic). Answers are ntfy's: the published
+/// message with 200, errors as `{code, http, error, link}`.
 ///
 /// The `/<topic>` paths share the root with Herald's own routes: they are reached through ``SenderPathMiddleware``,
 /// which takes only paths whose first segment is a USER_ID, so no route of Herald's changes.
@@ -34,6 +35,10 @@ struct NtfyController<Context: RemoteAddressRequestContext>: Sendable {
     }
 
     private func send(_ message: NtfyMessage, request: Request, context: Context) async throws -> Response {
+        if TopicID.accepts(message.topic) {  // a topic id: every member (issue 42)
+            let receipt = try await senders.send(message.draft, toTopic: message.topic, field: "topic", request: request, context: context)
+            return NtfyAnswers.published(message, fanout: receipt)
+        }
         let device = try await senders.device(userID: message.topic, field: "topic", request: request, context: context)
         let receipt = try await senders.send(message.draft, to: device)
         return NtfyAnswers.published(message, receipt: receipt)

@@ -175,6 +175,8 @@ struct CredentialFingerprint: Hashable, Sendable {
     static func registrationToken(_ token: String) -> Self { Self("registration_token", token) }
     /// The operator's dashboard token (`HERALD_ADMIN_TOKEN`, at `POST /admin/login`).
     static func adminToken(_ token: String) -> Self { Self("admin_token", token) }
+    /// A topic id (`tp_…`) as a sender's or a joining device's credential.
+    static func topicID(_ id: String) -> Self { Self("topic_id", id.lowercased()) }
 
     /// The owner credentials of a request's `Authorization: Basic` header, if it has them.
     static func basic(of request: Request) -> Self? {

@@ -18,6 +18,8 @@ struct SenderDelivery: Sendable {
     let tokens: APITokenManager
     let clock: any WallClock
     let bodyLimit: Int
+    /// Topic ids as ntfy topics and Bark device keys (issue 42, SenderDelivery+Topics.swift); `nil`: USER_IDs only.
+    var topics: TopicDirectory? = nil
 
     /// The device of a USER_ID given as an ntfy topic or a Bark device key; a failed lookup counts as a failed
     /// credential check (``AuthFailureLimiter``), as at `/api/push/notify`.

@@ -6,7 +6,8 @@ import Hummingbird
 /// The paths ntfy and Bark put a topic or device key first in (`/<topic>`, `/<topic>/publish`, `/<key>/<body>`, …),
 /// which share the root with Herald's own routes. Added to the router after every route, so it wraps only the router's
 /// "no route" answer: a request that a route of Herald's takes never reaches it. It takes a request only when the
-/// path's first segment has the form of a USER_ID (64 hexadecimal characters), which no route of Herald's starts with,
+/// path's first segment has the form of a USER_ID (64 hexadecimal characters) or a topic id (`tp_` and 60), which no
+/// route of Herald's starts with,
 /// and at most four segments; any other request goes on to the 404 (or 405) it had before.
 ///
 /// | Method and path | Dialect |
@@ -32,7 +33,9 @@ struct SenderPathMiddleware<Context: RemoteAddressRequestContext>: RouterMiddlew
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let raw = request.uri.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-        guard let first = raw.first, UserID.accepts(String(first)), raw.count <= 4 else { return try await next(request, context) }
+        guard let first = raw.first.map(String.init), UserID.accepts(first) || TopicID.accepts(first), raw.count <= 4 else {
+            return try await next(request, context)
+        }
         let segments = raw.map { $0.removingPercentEncoding ?? String($0) }
         let verb = segments.count == 2 ? segments[1].lowercased() : nil
         let isNtfyVerb = verb.map(Self.ntfyPublishVerbs.contains) ?? false

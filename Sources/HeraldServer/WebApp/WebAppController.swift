@@ -64,6 +64,8 @@ enum WebAppFiles {
             bytes: ByteBuffer(bytes: PackageResources.app_js), contentType: "text/javascript; charset=utf-8", cacheControl: shellCaching),
         "db.js": File(
             bytes: ByteBuffer(bytes: PackageResources.db_js), contentType: "text/javascript; charset=utf-8", cacheControl: shellCaching),
+        "topics.js": File(
+            bytes: ByteBuffer(bytes: PackageResources.topics_js), contentType: "text/javascript; charset=utf-8", cacheControl: shellCaching),
         "e2e.js": File(
             bytes: ByteBuffer(bytes: PackageResources.e2e_js), contentType: "text/javascript; charset=utf-8", cacheControl: shellCaching),
         "app.css": File(bytes: ByteBuffer(bytes: PackageResources.app_css), contentType: "text/css; charset=utf-8", cacheControl: shellCaching),

@@ -30,6 +30,9 @@ public actor InMemoryStore: HeraldStore {
     var scheduledSendRows: [ScheduledSend.ID: (send: ScheduledSend, lease: Lease?)] = [:]
     /// Receipts (repeats until acknowledged) and their leases (InMemoryStore+Receipts.swift).
     var receiptRows: [Receipt.ID: (receipt: Receipt, lease: Lease?)] = [:]
+    /// Topics and their members (InMemoryStore+Topics.swift).
+    var topicRows: [Topic.ID: Topic] = [:]
+    var topicMemberRows: [TopicMember.ID: TopicMember] = [:]
 
     struct CounterKey: Hashable {
         var deviceID: Device.ID
@@ -76,6 +79,7 @@ public actor InMemoryStore: HeraldStore {
         activityRows[id] = nil
         scheduledSendRows = scheduledSendRows.filter { $0.value.send.deviceID != id }
         receiptRows = receiptRows.filter { $0.value.receipt.deviceID != id }
+        removeTopics(ofDevice: id)
     }
 
     public func deactivateDevice(id: Device.ID, token: String, reason: String, at date: Date) async throws {

@@ -256,6 +256,33 @@ enum PostgresMigrations {
         Migration(
             version: 15, description: "receipts of notifications that repeat until acknowledged",
             statements: PostgresStore.receiptSchema),
+        // 15 and 16 are other features' (merged before this one).
+        Migration(
+            version: 17, description: "topics and their members (issue 42)",
+            statements: [
+                """
+                CREATE TABLE topic (
+                    id uuid PRIMARY KEY,
+                    topic_id_hash text NOT NULL UNIQUE,
+                    join_code_hash text NOT NULL,
+                    creator_id uuid NOT NULL REFERENCES device(id) ON DELETE CASCADE,
+                    name text,
+                    created_at double precision NOT NULL
+                )
+                """,
+                "CREATE INDEX topic_creator ON topic (creator_id)",
+                """
+                CREATE TABLE topic_member (
+                    id uuid PRIMARY KEY,
+                    topic_id uuid NOT NULL REFERENCES topic(id) ON DELETE CASCADE,
+                    device_id uuid NOT NULL REFERENCES device(id) ON DELETE CASCADE,
+                    name text,
+                    joined_at double precision NOT NULL,
+                    UNIQUE (topic_id, device_id)
+                )
+                """,
+                "CREATE INDEX topic_member_device ON topic_member (device_id)",
+            ]),
     ]
 
     /// The version the schema is at once every migration ran.

@@ -209,6 +209,9 @@ enum SQLiteMigrations {
         }
         migrator.registerMigration("v18: receipts of notifications that repeat until acknowledged") { db in
             try db.execute(sql: SQLiteStore.receiptSchema)
+        // v18 and v19 are other features' (merged before this one).
+        migrator.registerMigration("v20: topics and their members (issue 42)") { db in
+            try db.execute(sql: SQLiteStore.topicSchema)
         }
         return migrator
     }

@@ -7,7 +7,8 @@ struct Send: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Send a notification through a Herald server's /api/push/notify.")
 
     @Option(help: "The Herald server, e.g. http://localhost:8080.") var server: String
-    @Option(name: .customLong("user-id"), help: "The device's USER_ID.") var userID: String
+    @Option(name: .customLong("user-id"), help: "The device's USER_ID, or a topic id (tp_…) to send to every member of the topic.")
+    var userID: String
     @Option(help: "The title.") var title: String
     @Option(help: "The body.") var body: String
     @Option(name: .customLong("notification-id"), help: "A collapse id: a later notification with the same id replaces this one.")
@@ -56,6 +57,18 @@ struct Send: AsyncParsableCommand {
         let answer = try await ServerClient(server).post("api/push/notify", request)
         if json {
             HeraldCLI.printJSON(answer)
+            return
+        }
+        if let delivery = answer["delivery"]?.stringValue {  // a topic id: one line per member (docs/api.md, "Topics")
+            print("delivery: \(delivery)")
+            if case .array(let members)? = answer["members"] {
+                for member in members.compactMap(\.objectValue) {
+                    var line = "member \(member["member_id"]?.stringValue ?? "?"): \(member["delivery"]?.stringValue ?? "?")"
+                    if let id = member["id"]?.stringValue { line += " \(id)" }
+                    if let reason = member["reason"]?.stringValue { line += " (\(reason))" }
+                    print(line)
+                }
+            }
             return
         }
         var line = "\(answer["status"]?.stringValue ?? "accepted") \(answer["id"]?.stringValue ?? "")"

@@ -19,6 +19,7 @@
     for (const id of ["unsupported", "ios-steps", "subscribe", "device"]) $(id).hidden = id !== section;
     $("inbox-section").hidden = section !== "device";
     $("e2e").hidden = section !== "device";
+    $("topics-card").hidden = section !== "device";
   }
 
   // iPhone and iPad (iPadOS says it is a Mac, but has touch), and whether the page runs from the home screen.
@@ -149,6 +150,7 @@
     show("device");
     $("user-id").textContent = state.device.user_id;
     $("curl").textContent = curlLine(state.device.user_id);
+    HeraldTopics.start(state.device, notice).catch((error) => notice(`Topics: ${error.message}`, true));
   }
 
   async function copy(button) {

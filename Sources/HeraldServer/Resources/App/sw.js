@@ -5,9 +5,9 @@
 
 importScripts("/app/db.js", "/app/e2e.js");
 
-const SHELL_CACHE = "herald-shell-v2";
+const SHELL_CACHE = "herald-shell-v3";
 const SHELL = [
-  "/app/", "/app/app.js", "/app/db.js", "/app/e2e.js", "/app/app.css", "/app/manifest.webmanifest",
+  "/app/", "/app/app.js", "/app/db.js", "/app/e2e.js", "/app/topics.js", "/app/app.css", "/app/manifest.webmanifest",
   "/app/icon192.png", "/app/icon512.png", "/app/badge96.png",
 ];
 const ICON = "/app/icon192.png";
