@@ -256,7 +256,7 @@ enum PostgresMigrations {
         Migration(
             version: 15, description: "receipts of notifications that repeat until acknowledged",
             statements: PostgresStore.receiptSchema),
-        // 15 and 16 are other features' (merged before this one).
+        // 16 is the callbacks' (merged after this one).
         Migration(
             version: 17, description: "topics and their members (issue 42)",
             statements: [

@@ -209,7 +209,8 @@ enum SQLiteMigrations {
         }
         migrator.registerMigration("v18: receipts of notifications that repeat until acknowledged") { db in
             try db.execute(sql: SQLiteStore.receiptSchema)
-        // v18 and v19 are other features' (merged before this one).
+        }
+        // v19 is the callbacks' (merged after this one).
         migrator.registerMigration("v20: topics and their members (issue 42)") { db in
             try db.execute(sql: SQLiteStore.topicSchema)
         }
