@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldWebPush
 import Hummingbird
 
 /// `POST /notifications`: actionable notifications, sent with an API token (`Authorization: Bearer hrd_…`) to the
@@ -13,6 +14,8 @@ struct ActionNotificationController<Context: RemoteAddressRequestContext>: Senda
     let activities: any ActivityStore
     let clock: any WallClock
     let bodyLimit: Int
+    /// Which addresses a `callback_url` may name (`HERALD_CALLBACK_ALLOWED_NETWORKS`).
+    var callbackPolicy: WebPushEgressPolicy = .knownServicesOnly
 
     func addRoutes(to router: some RouterMethods<Context>) {
         router.post("notifications", use: send)
@@ -32,6 +35,11 @@ struct ActionNotificationController<Context: RemoteAddressRequestContext>: Senda
             var draft = notification.draft
             // Who may read the answer (GET /notifications/answers/{id}); never sent to the device.
             draft.content.meta["sender_token"] = .string(token.id.lowercasedText)
+            if let callbackURL = notification.callbackURL {
+                // Where the receipt's end is POSTed (Callbacks/), signed with this token's secret; kept, never sent.
+                draft.content.meta[CallbackOutbox.callbackURLKey] = .string(
+                    try CallbackURLRule.validated(callbackURL, field: "callback_url", policy: callbackPolicy))
+            }
             do throws(SendError) {
                 let receipt = notification.pushWard.push ? try await pipeline.send(draft, to: device) : try await pipeline.keep(draft, for: device)
                 return ActionNotificationAnswer.created(receipt, of: notification, now: clock.now())

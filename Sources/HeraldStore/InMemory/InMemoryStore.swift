@@ -28,6 +28,9 @@ public actor InMemoryStore: HeraldStore {
     var lastSeen: [Device.ID: Date] = [:]
     /// Scheduled sends and their leases (InMemoryStore+ScheduledSends.swift).
     var scheduledSendRows: [ScheduledSend.ID: (send: ScheduledSend, lease: Lease?)] = [:]
+    /// The callback outbox and the tokens' outcome callback URLs (InMemoryStore+Callbacks.swift).
+    var callbackRows: [CallbackDelivery.ID: (callback: CallbackDelivery, lease: Lease?)] = [:]
+    var tokenCallbackURLs: [UUID: (url: String, deviceID: Device.ID)] = [:]
 
     struct CounterKey: Hashable {
         var deviceID: Device.ID
@@ -73,6 +76,8 @@ public actor InMemoryStore: HeraldStore {
         counters = counters.filter { $0.key.deviceID != id }
         activityRows[id] = nil
         scheduledSendRows = scheduledSendRows.filter { $0.value.send.deviceID != id }
+        callbackRows = callbackRows.filter { $0.value.callback.deviceID != id }
+        tokenCallbackURLs = tokenCallbackURLs.filter { $0.value.deviceID != id }
     }
 
     public func deactivateDevice(id: Device.ID, token: String, reason: String, at date: Date) async throws {

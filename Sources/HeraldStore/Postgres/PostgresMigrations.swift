@@ -253,6 +253,41 @@ enum PostgresMigrations {
                 "CREATE INDEX scheduled_send_token ON scheduled_send (token_id, created_at)",
                 "CREATE INDEX scheduled_send_device_scheduled ON scheduled_send (device_id) WHERE status = 'scheduled'",
             ]),
+        // 15 is another change's (issue 39); 16 keeps its number whatever order they are merged in.
+        Migration(
+            version: 16, description: "signed callbacks: the callback outbox and the tokens' outcome callback URLs",
+            statements: [
+                """
+                CREATE TABLE callback (
+                    id uuid PRIMARY KEY,
+                    device_id uuid NOT NULL REFERENCES device (id) ON DELETE CASCADE,
+                    token_id uuid NOT NULL,
+                    url text NOT NULL,
+                    event text NOT NULL,
+                    body bytea NOT NULL,
+                    attempts bigint NOT NULL,
+                    next_attempt_at double precision,
+                    status text NOT NULL,
+                    last_error text,
+                    created_at double precision NOT NULL,
+                    updated_at double precision NOT NULL,
+                    lease_owner text,
+                    lease_expires_at double precision
+                )
+                """,
+                "CREATE INDEX callback_due ON callback (next_attempt_at) WHERE status = 'pending'",
+                "CREATE INDEX callback_device ON callback (device_id)",
+                "CREATE INDEX callback_finished ON callback (updated_at) WHERE status <> 'pending'",
+                """
+                CREATE TABLE token_callback (
+                    token_id uuid PRIMARY KEY,
+                    device_id uuid NOT NULL REFERENCES device (id) ON DELETE CASCADE,
+                    url text NOT NULL,
+                    updated_at double precision NOT NULL
+                )
+                """,
+                "CREATE INDEX token_callback_device ON token_callback (device_id)",
+            ]),
     ]
 
     /// The version the schema is at once every migration ran.

@@ -207,6 +207,10 @@ enum SQLiteMigrations {
         migrator.registerMigration("v17: scheduled sends") { db in
             try db.execute(sql: SQLiteStore.scheduledSendSchema)
         }
+        // v18 is another change's (issue 39); v19 keeps its number whatever order they are merged in.
+        migrator.registerMigration("v19: signed callbacks: the callback outbox and the tokens' outcome callback URLs") { db in
+            try db.execute(sql: SQLiteStore.callbackSchema)
+        }
         return migrator
     }
 }
