@@ -1,4 +1,5 @@
 import Foundation
+import HeraldProviderKit
 
 extension ConfigurationLoader {
     /// `HERALD_CALLBACK_*`, checked here so that `herald serve` stops with one line naming the option at fault.
