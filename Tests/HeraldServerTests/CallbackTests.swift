@@ -32,7 +32,7 @@ struct CallbackTests {
             #expect(stored.attempts == 3 && stored.nextAttemptAt == nil)
             let received = setup.receiver.received
             #expect(received.count == 3)
-            #expect(received.allSatisfy(\.signatureValid))
+            #expect(received.allSatisfy { $0.signatureValid })
             #expect(Set(received.map { $0.headers["webhook-id"] }) == [callback.webhookID])
             #expect(received.map(\.status) == [500, 500, 204])
             #expect(received.allSatisfy { $0.headers["content-type"] == "application/json" && $0.body == callback.body })

@@ -35,7 +35,8 @@ struct CallbackTestServer {
         _ event: CallbackEvent = .acknowledged, to url: String, token: CreatedToken, owner: Registration, data: JSONObject = ["id": "r1"]
     ) async throws -> CallbackDelivery {
         let store = try server.openStore()
-        let device = try #require(try await store.device(userID: #require(UserID(owner.userID))))
+        let userID = try #require(UserID(owner.userID))
+        let device = try #require(try await store.device(userID: userID))
         let callback = try CallbackDelivery.make(
             event: event, data: data, url: url, deviceID: device.id, tokenID: try #require(UUID(uuidString: token.id)), now: clock.now())
         try await store.enqueueCallback(callback)
