@@ -13,7 +13,11 @@ extension ConfigurationLoader {
         }
         configuration.maximumPerHost = try reader.integer(CallbackOption.maximumPerHost.rawValue, in: 1...64) ?? configuration.maximumPerHost
         if let problem = configuration.settingProblems().first { throw ConfigurationError(problem.description) }
-        _ = try configuration.loadTrustedCertificates()
+        do {
+            _ = try configuration.loadTrustedCertificates()
+        } catch {
+            throw ConfigurationError(error.description)
+        }
         return configuration
     }
 }
