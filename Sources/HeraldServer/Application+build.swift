@@ -240,9 +240,13 @@ func buildRouters(
     // Answers, the app's events and the inbox (issue 39): Answers/.
     let waiters = answerWaiters ?? AnswerWaiters(store: store)
     AnswerPollController(store: store, authorizer: authorizer, waiters: waiters).addRoutes(to: router)
-    DeviceReportsController(
-        store: store, directory: directory, credentials: credentials, waiters: waiters, clock: clock, bodyLimit: bodyLimit
-    ).addRoutes(to: api)
+    var reports = DeviceReportsController<HeraldRequestContext>(
+        store: store, directory: directory, credentials: credentials, waiters: waiters, clock: clock, bodyLimit: bodyLimit)
+    if let callbacks {
+        let outcomes = TokenOutcomeCallbacks(outbox: callbacks.outbox, logger: logger)
+        reports.answered = { notification, answer in await outcomes.answered(notification, answer) }
+    }
+    reports.addRoutes(to: api)
     if let scheduled {  // issue 39, section 5: Scheduled/
         ScheduledSendController(
             store: store, pipeline: pipeline, authorizer: authorizer, dispatcher: scheduled, clock: clock, bodyLimit: bodyLimit

@@ -72,6 +72,35 @@ struct CallbackOutcomeTests {
         try await setup.shutdown()
     }
 
+    @Test func anAnsweredNotificationOfATokenWithAnOutcomeURLGetsAnAnsweredCallback() async throws {
+        let setup = try await CallbackTestServer.start()
+        try await setup.server.run { client in
+            let owner = try await client.register()
+            let token = try await client.createToken(for: owner)
+            setup.receiver.secret = CallbackSigning.displayed(CallbackSigning.secret(tokenText: token.token))
+            let set = try await client.post("/notifications/callback", #"{"url": "\#(setup.receiver.url())"}"#, headers: token.bearer, method: .put)
+            #expect(set.status == .ok)
+            let body = #"{"title": "Leak", "body": "Basement", "actions": [{"id": "ack", "title": "On my way", "text_input": true}]}"#
+            let sent = try await client.post("/notifications", body, headers: token.bearer)
+            #expect(sent.status == .created)
+            let id = try #require(try sent.json()["id"]?.stringValue)
+            let answer = try await client.post(
+                "/api/push/notifications/\(id)/answer", #"{"action_id": "ack", "text": "10 min"}"#, headers: owner.basic)
+            #expect(answer.status == .noContent)
+            #expect(await setup.eventuallyReceived(1))
+            let callback = try #require(setup.receiver.received.first { $0.json["type"] == "notification.answered" })
+            #expect(callback.signatureValid)
+            let data = try #require(callback.json["data"]?.objectValue)
+            #expect(data["id"] == .string(id) && data["status"] == "answered" && data["action_id"] == "ack" && data["text"] == "10 min")
+            // A second answer is refused (409) and calls nothing back.
+            let again = try await client.post("/api/push/notifications/\(id)/answer", #"{"action_id": "ack"}"#, headers: owner.basic)
+            #expect(again.status == .conflict)
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(setup.receiver.received.filter { $0.json["type"] == "notification.answered" }.count == 1)
+        }
+        try await setup.shutdown()
+    }
+
     /// PyPI's `standardwebhooks` verifies a callback Herald sent (scripts/webhook-verify.py). `HERALD_WEBHOOK_VERIFIER_PYTHON`
     /// names a Python with it installed (`.ci/run` makes one); without it the test says loudly that it did not run, and
     /// `HERALD_REQUIRE_WEBHOOK_VERIFIER=1` (CI) makes that a failure.

@@ -27,6 +27,8 @@ struct OpenAPITests {
                 // Issue 39: answers, the app's events, the inbox.
                 "/notifications/answers/{id}", "/api/push/notifications/{id}/answer", "/api/push/notifications/{id}/events",
                 "/api/push/inbox",
+                // Issue 39: a token's outcome callbacks.
+                "/notifications/callback",
             ])
         }
     }

@@ -23,6 +23,8 @@ struct DeviceReportsController<Context: RemoteAddressRequestContext>: Sendable {
     let waiters: AnswerWaiters
     let clock: any WallClock
     let bodyLimit: Int
+    /// Told of each answer once it is recorded (the sending token's outcome callback, Callbacks/).
+    var answered: (@Sendable (PushNotification, NotificationAnswer) async -> Void)?
 
     func addRoutes(to group: RouterGroup<Context>) {
         group.post("notifications/{id}/answer", use: answer)
@@ -52,6 +54,7 @@ struct DeviceReportsController<Context: RemoteAddressRequestContext>: Sendable {
         switch try await storeCall({ try await store.recordAnswer(answer) }) {
         case .recorded:
             waiters.answered(notification.id)
+            await answered?(notification, answer)
             return Response(status: .noContent)
         case .alreadyAnswered(let first):
             throw APIError(

@@ -11,7 +11,8 @@ struct CallbackSettings: Sendable {
 
 /// `PUT|GET|DELETE /notifications/callback`: the API token's outcome callback URL (docs/api.md, "Callbacks"). While
 /// one is set, every notification the token sends through `POST /notifications` gets a signed callback when its
-/// outcome is settled: `notification.delivered`, `notification.failed` (with the reason), `notification.expired`.
+/// outcome is settled: `notification.delivered`, `notification.failed` (with the reason), `notification.expired`, and
+/// `notification.answered` when the person answers it.
 /// The token manages only its own setting, with its `notifications` scope.
 struct TokenCallbackController<Context: RemoteAddressRequestContext>: Sendable {
     let store: any HeraldStore

@@ -11,6 +11,7 @@ import Logging
 /// | dead token, device unavailable, refused | `notification.failed`, `data.reason` |
 /// | expired | `notification.expired` |
 /// | will retry, parked, handed over | none (not settled) |
+/// | the person answered (``answered(_:_:)``) | `notification.answered` |
 ///
 /// `data` is `{"id", "status", "reason"?, "attempts", "created_at", "updated_at"}` of the notification. The callback is
 /// enqueued after the outcome is durable, in the attempt's slot: a crash between the two loses that one callback.
@@ -19,12 +20,24 @@ struct TokenOutcomeCallbacks: DeliveryOutcomeObserver {
     let logger: Logger
 
     func outcomeSaved(_ notification: PushNotification, verdict: AttemptVerdict) async {
-        guard case .string(let token)? = notification.content?.meta[CallbackOutbox.senderTokenKey], let tokenID = UUID(uuidString: token),
-            let (event, reason) = Self.event(of: verdict)
+        guard let (event, reason) = Self.event(of: verdict) else { return }
+        await enqueue(event, data: Self.data(notification, reason: reason), for: notification)
+    }
+
+    /// The person answered `notification`: `notification.answered`, with `data` the answer's state
+    /// (`{id, notification_id, status: "answered", action_id, text, answered_at}`).
+    func answered(_ notification: PushNotification, _ answer: NotificationAnswer) async {
+        var data = AnswerJSON.state(of: notification.id, answer)
+        data["id"] = .string(notification.id.lowercasedText)
+        await enqueue(.answered, data: data, for: notification)
+    }
+
+    private func enqueue(_ event: CallbackEvent, data: JSONObject, for notification: PushNotification) async {
+        guard case .string(let token)? = notification.content?.meta[CallbackOutbox.senderTokenKey], let tokenID = UUID(uuidString: token)
         else { return }
         do {
             guard let url = try await outbox.store.tokenCallbackURL(tokenID: tokenID) else { return }
-            try await outbox.enqueue(event, data: Self.data(notification, reason: reason), url: url, deviceID: notification.deviceID, tokenID: tokenID)
+            try await outbox.enqueue(event, data: data, url: url, deviceID: notification.deviceID, tokenID: tokenID)
         } catch {
             logger.warning(
                 "Could not enqueue a token's outcome callback", metadata: ["notification": "\(notification.id)", "error": "\(error)"])
