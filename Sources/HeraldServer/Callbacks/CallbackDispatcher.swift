@@ -68,12 +68,14 @@ public final class CallbackDispatcher: Service, Sendable {
     func pass() async -> [CallbackDelivery] {
         let now = clock.now()
         do {
-            try await cleanUp(now: now)
             let free = configuration.maximumInFlight - inFlight.load(ordering: .relaxed)
-            guard free > 0 else { return [] }
-            let claimed = try await store.claimDueCallbacks(
-                at: now, lease: Lease(owner: instanceID, expiresAt: now.addingTimeInterval(Self.leaseDuration)), limit: free)
-            inFlight.add(claimed.count, ordering: .relaxed)
+            var claimed: [CallbackDelivery] = []
+            if free > 0 {
+                claimed = try await store.claimDueCallbacks(
+                    at: now, lease: Lease(owner: instanceID, expiresAt: now.addingTimeInterval(Self.leaseDuration)), limit: free)
+                inFlight.add(claimed.count, ordering: .relaxed)
+            }
+            try? await cleanUp(now: now)
             return claimed
         } catch {
             let shouldLog = failureLog.withLock { last in
