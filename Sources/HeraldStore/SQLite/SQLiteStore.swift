@@ -237,9 +237,26 @@ public final class SQLiteStore: HeraldStore {
         }
     }
 
+    /// Closes the checkpointer's connection and the pool, on a thread of its own. `DatabasePool.close()` blocks its
+    /// thread until every reader is returned, and a reader is returned by the task that holds it, which needs a thread
+    /// of Swift's cooperative pool (two on a two-core machine) to go on. Two stores closing on that pool at once held
+    /// both its threads while the readers' tasks waited for one: a whole test process stopped, its 255 dispatch
+    /// threads waiting for readers (with the scheduled-send and retention services, which read every second).
     public func close() async throws {
-        try checkpointer.close()
-        try database.close()
+        let (checkpointer, database) = (self.checkpointer, self.database)
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let closing = Thread {
+                do {
+                    try checkpointer.close()
+                    try database.close()
+                    continuation.resume()
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+            closing.name = "herald-sqlite-close"
+            closing.start()
+        }
     }
 
     /// WAL checkpoints run so far, all on the checkpointer's connection (tests check that commits do not run them).
