@@ -33,13 +33,13 @@ extension SQLiteStore {
     }
 
     public func apiToken(tokenHash: String) async throws -> APIToken? {
-        try await database.read { db in
+        try await read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM api_token WHERE token_hash = ?", arguments: [tokenHash]).map(Self.apiToken)
         }
     }
 
     public func apiTokens(deviceID: Device.ID) async throws -> [APIToken] {
-        try await database.read { db in
+        try await read { db in
             try Row.fetchAll(
                 db, sql: "SELECT * FROM api_token WHERE device_id = ? ORDER BY created_at, id",
                 arguments: [deviceID.databaseString]

@@ -6,11 +6,11 @@ import HeraldCore
 /// device's activities can never interleave with another's or with a claim.
 extension SQLiteStore {
     public func activities(deviceID: Device.ID) async throws -> [ActivityRecord] {
-        try await database.read { db in try Self.activities(deviceID: deviceID, db) }
+        try await read { db in try Self.activities(deviceID: deviceID, db) }
     }
 
     public func activity(deviceID: Device.ID, slug: String) async throws -> ActivityRecord? {
-        try await database.read { db in
+        try await read { db in
             try Row.fetchOne(
                 db, sql: "SELECT * FROM activity WHERE device_id = ? AND slug = ?", arguments: [deviceID.databaseString, slug]
             ).map(Self.activity)
@@ -44,7 +44,7 @@ extension SQLiteStore {
         deviceID: Device.ID, slug: String, _ change: @escaping @Sendable (ActivityNeighbourhood) throws -> (ActivityWrites, Result)
     ) async throws -> Result {
         for _ in 0..<Self.optimisticChangeAttempts {
-            let seen = try await database.read { db in try Self.neighbourhood(deviceID: deviceID, slug: slug, db) }
+            let seen = try await read { db in try Self.neighbourhood(deviceID: deviceID, slug: slug, db) }
             let (writes, result) = try change(seen)
             let written = try await write { db -> Bool in
                 guard try Self.neighbourhood(deviceID: deviceID, slug: slug, db) == seen else { return false }
@@ -90,7 +90,7 @@ extension SQLiteStore {
     }
 
     public func nextActivityDue() async throws -> Date? {
-        try await database.read { db in
+        try await read { db in
             let next = try Double.fetchOne(
                 db,
                 sql: """

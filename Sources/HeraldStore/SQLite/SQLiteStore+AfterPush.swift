@@ -22,7 +22,7 @@ extension SQLiteStore {
 
     public func answers(of ids: [PushNotification.ID]) async throws -> [PushNotification.ID: NotificationAnswer] {
         guard !ids.isEmpty else { return [:] }
-        return try await database.read { db in
+        return try await read { db in
             let marks = Array(repeating: "?", count: ids.count).joined(separator: ", ")
             let rows = try Row.fetchAll(
                 db, sql: "SELECT * FROM notification_answer WHERE notification_id IN (\(marks))",
@@ -42,7 +42,7 @@ extension SQLiteStore {
     }
 
     public func events(of id: PushNotification.ID) async throws -> [NotificationEvent] {
-        try await database.read { db in
+        try await read { db in
             try Row.fetchAll(
                 db, sql: "SELECT event, reported_at FROM notification_event WHERE notification_id = ? ORDER BY reported_at, event",
                 arguments: [id.databaseString]
@@ -54,7 +54,7 @@ extension SQLiteStore {
 
     /// In `rowid` order: SQLite gives each new row the largest `rowid` plus one (docs/api.md, "The inbox").
     public func inbox(deviceID: Device.ID, after: Int64?, limit: Int) async throws -> [InboxEntry] {
-        try await database.read { db in
+        try await read { db in
             try Row.fetchAll(
                 db,
                 sql: """

@@ -4,7 +4,7 @@ import HeraldCore
 
 extension SQLiteStore {
     public func deviceTallies() async throws -> [DeviceTally] {
-        try await database.read { db in
+        try await read { db in
             try Row.fetchAll(
                 db,
                 sql: """
@@ -19,7 +19,7 @@ extension SQLiteStore {
     }
 
     public func notificationSummary(since: Date, errorLimit: Int) async throws -> NotificationSummary {
-        try await database.read { db in
+        try await read { db in
             let start = since.timeIntervalSince1970
             var summary = NotificationSummary()
             for row in try Row.fetchAll(
@@ -47,7 +47,7 @@ extension SQLiteStore {
         "SELECT * FROM notification WHERE device_id = ? ORDER BY created_at DESC, id DESC LIMIT ?"
 
     public func recentNotifications(deviceID: Device.ID?, limit: Int) async throws -> [PushNotification] {
-        try await database.read { db in
+        try await read { db in
             let rows: [Row]
             if let deviceID {
                 rows = try Row.fetchAll(db, sql: Self.deviceNotificationsStatement, arguments: [deviceID.databaseString, limit])

@@ -135,7 +135,7 @@ extension SQLiteStore {
 
     public func scheduledAttempts(at now: Date, limit: Int) async throws -> [ScheduledAttempt] {
         scheduleReads.add(1, ordering: .relaxed)
-        return try await database.read { db in
+        return try await read { db in
             try Row.fetchAll(
                 db.cachedStatement(
                     sql: """
@@ -192,14 +192,14 @@ extension SQLiteStore {
     }
 
     public func notification(id: PushNotification.ID) async throws -> PushNotification? {
-        try await database.read { db in
+        try await read { db in
             try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM notification WHERE id = ?"), arguments: [id.databaseString])
                 .map(Self.notification)
         }
     }
 
     public func lease(of id: PushNotification.ID) async throws -> Lease? {
-        try await database.read { db in
+        try await read { db in
             guard
                 let row = try Row.fetchOne(
                     db, sql: "SELECT lease_owner, lease_expires_at FROM notification WHERE id = ?", arguments: [id.databaseString]),
@@ -210,7 +210,7 @@ extension SQLiteStore {
     }
 
     public func pendingNotifications(deviceID: Device.ID, limit: Int) async throws -> [PushNotification] {
-        try await database.read { db in
+        try await read { db in
             try Row.fetchAll(
                 db,
                 sql: """
@@ -223,7 +223,7 @@ extension SQLiteStore {
     }
 
     public func outboxDepth(at now: Date, limit: Int) async throws -> OutboxDepth {
-        try await database.read { db in
+        try await read { db in
             // Both counts walk the partial index notification_due (pending rows only), at most `limit` entries each.
             let row = try Row.fetchOne(
                 db.cachedStatement(
@@ -237,7 +237,7 @@ extension SQLiteStore {
     }
 
     public func quotaCounters(deviceID: Device.ID, day: String) async throws -> QuotaCounters {
-        try await database.read { db in
+        try await read { db in
             try Self.firstRow(
                 db.cachedStatement(
                     sql: """

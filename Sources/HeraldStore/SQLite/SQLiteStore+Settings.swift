@@ -11,7 +11,7 @@ extension SQLiteStore {
     }
 
     public func setting(named name: String) async throws -> String? {
-        try await database.read { db in
+        try await read { db in
             try String.fetchOne(db, sql: "SELECT value FROM server_setting WHERE name = ?", arguments: [name])
         }
     }

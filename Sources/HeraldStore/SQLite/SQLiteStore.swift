@@ -15,6 +15,10 @@ import Synchronization
 /// (``DeviceCache``) and the cache entry is dropped on every write to the device.
 public final class SQLiteStore: HeraldStore {
     let database: DatabasePool
+    /// Reads wait here for a reader, not in GRDB's pool (``ReaderGate``): every read goes through ``read(_:)``.
+    private let readerGate = ReaderGate(readers: SQLiteStore.readers)
+    /// Reader connections: few readers share the work (status reads, the dashboard), each warms its own page cache.
+    static let readers = 2
     let devices = DeviceCache()
     /// Device lookups that miss the cache, read in batches on the writer's connection, between commits. A reader
     /// connection finds the file changed at every read under load and, in WAL mode, drops its whole page cache and
@@ -42,8 +46,7 @@ public final class SQLiteStore: HeraldStore {
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(10)
-        // Few readers share the work (status reads, the dashboard): each warms its own page cache.
-        configuration.maximumReaderCount = 2
+        configuration.maximumReaderCount = Self.readers
         configuration.prepareDatabase { db in
             // Large stores (a million devices): pages are read through a memory map (no copy per page read) and
             // kept in a page cache of up to 64 MiB per connection (allocated as pages are read). Under load a reader
@@ -85,6 +88,11 @@ public final class SQLiteStore: HeraldStore {
     /// Reads of the outbox schedule (``scheduledAttempts(at:limit:)``) by this instance.
     public var scheduleReadCount: Int { scheduleReads.load(ordering: .relaxed) }
 
+    /// A read, once a reader is free (``ReaderGate``); never GRDB's `database.read` directly.
+    func read<T: Sendable>(_ body: @Sendable (GRDB.Database) throws -> T) async throws -> T {
+        try await readerGate.admit { try await database.read(body) }
+    }
+
     /// A write transaction, counted; a failure of the disk is remembered and logged (``StoreWriteHealth``) until the
     /// readiness probe writes again.
     func write<T: Sendable>(_ body: @Sendable @escaping (GRDB.Database) throws -> T) async throws -> T {
@@ -109,7 +117,7 @@ public final class SQLiteStore: HeraldStore {
 
     /// The SQLite journal mode in force (`wal`).
     public func journalMode() async throws -> String {
-        try await database.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "" }
+        try await read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "" }
     }
 
     // MARK: Devices
@@ -144,11 +152,11 @@ public final class SQLiteStore: HeraldStore {
 
     /// Kept by triggers in `device_count` (migration v4): one row read, whatever the number of devices.
     public func deviceCount() async throws -> Int {
-        try await database.read { db in try Int.fetchOne(db, sql: "SELECT count FROM device_count WHERE id = 1") ?? 0 }
+        try await read { db in try Int.fetchOne(db, sql: "SELECT count FROM device_count WHERE id = 1") ?? 0 }
     }
 
     public func activeTokens(platform: Platform) async throws -> [Device.ID: String] {
-        try await database.read { db -> [Device.ID: String] in
+        try await read { db -> [Device.ID: String] in
             let rows = try Row.fetchAll(
                 db, sql: "SELECT id, token FROM device WHERE platform = ? AND is_active = 1 AND token IS NOT NULL",
                 arguments: [platform.rawValue])
@@ -219,7 +227,7 @@ public final class SQLiteStore: HeraldStore {
     // MARK: Lifecycle
 
     public func readiness() async -> StoreReadiness {
-        guard (try? await database.read { db in try Int.fetchOne(db, sql: "SELECT 1") }) == 1 else { return .unreachable }
+        guard (try? await read { db in try Int.fetchOne(db, sql: "SELECT 1") }) == 1 else { return .unreachable }
         guard writeHealth.failure != nil else { return .ready }
         // The last write failed: try one that needs new pages (8 KiB), and roll it back.
         do {
