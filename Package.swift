@@ -152,7 +152,8 @@ let package = Package(
             name: "HeraldServer",
             dependencies: [
                 "HeraldCore", "HeraldProviderKit", "HeraldAPNs", "HeraldFCM", "HeraldStore", "HeraldTransport", "HeraldActivities",
-                "HeraldWebPush",  // the web app's inbox lists notifications as its service worker receives them
+                "HeraldWebPush",  // the web app's inbox lists notifications as its service worker receives them; callbacks' egress
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),  // signed callbacks (Callbacks/)
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),

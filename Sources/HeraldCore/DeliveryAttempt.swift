@@ -26,6 +26,8 @@ struct DeliveryAttempt: Sendable {
     let pool: SlotPool
     let metrics: DeliveryMetrics
     let logger: Logger
+    /// Told of every outcome once it is saved (the tokens' outcome callbacks).
+    var outcomeObserver: (any DeliveryOutcomeObserver)?
 
     /// One attempt: decides, delivers, saves the outcome (group commit). A failed save ends it with no report (the
     /// lease then expires and the notification is tried again).
@@ -120,6 +122,7 @@ struct DeliveryAttempt: Sendable {
         default: nobodyWaits = !senders.isWaiting(for: notification.id)
         }
         try await outbox.save(outcome, mayWait: nobodyWaits, whenQueued: answerSender)
+        await outcomeObserver?.outcomeSaved(outcome.notification, verdict: verdict)
         if case .handedOver(let instance) = verdict {
             // The lease is given back (saved above): the instance with the client claims it now.
             try? await cluster?.send(.deliverPending(deviceID: notification.deviceID, instance: instance))

@@ -63,7 +63,7 @@ public final class DeliveryEngine: Service, Sendable {
     public init(
         store: any HeraldStore, providers: [any PushProvider], localChannel: (any LocalChannel)? = nil,
         clock: any WallClock = SystemClock(), configuration: Configuration = .init(), metrics: DeliveryMetrics = .init(),
-        logger: Logger
+        logger: Logger, outcomeObserver: (any DeliveryOutcomeObserver)? = nil
     ) {
         self.store = store
         let providers = Dictionary(providers.map { ($0.platform, $0) }, uniquingKeysWith: { first, _ in first })
@@ -91,7 +91,7 @@ public final class DeliveryEngine: Service, Sendable {
         attempt = DeliveryAttempt(
             store: store, providers: providers, localChannel: localChannel, cluster: store.cluster, instanceID: instanceID,
             policy: AttemptPolicy(retryPolicy: configuration.retryPolicy, handOverTimeout: configuration.handOverTimeout),
-            clock: clock, outbox: outbox, senders: senders, pool: pool, metrics: metrics, logger: logger)
+            clock: clock, outbox: outbox, senders: senders, pool: pool, metrics: metrics, logger: logger, outcomeObserver: outcomeObserver)
     }
 
     // MARK: What the send pipeline calls

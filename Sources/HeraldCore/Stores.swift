@@ -251,7 +251,7 @@ public enum StoreReadiness: Sendable, Equatable {
 }
 
 public protocol HeraldStore: DeviceStore, NotificationStore, APITokenStore, DashboardStore, ServerSettingStore, ActivityStore,
-    AfterPushStore, RetentionStore, ScheduledSendStore, ReceiptStore, TopicStore
+    AfterPushStore, RetentionStore, ScheduledSendStore, ReceiptStore, TopicStore, CallbackStore
 {
     /// Whether the backend answers and takes writes (for `/readyz`).
     func readiness() async -> StoreReadiness

@@ -57,6 +57,12 @@ public func buildApplication(
         closers.append(ProviderCloser(shutdown: provider.shutdown))
     }
 
+    let instanceID = configuration.instanceID ?? defaultInstanceID(port: configuration.port)
+    // Signed callbacks (issue 39, section 4): Callbacks/. The engine tells the tokens' outcome callbacks of each outcome.
+    let callbackDispatcher = CallbackDispatcher(
+        store: store, transport: try HTTPCallbackSender(configuration: configuration.callbacks, clock: clock, logger: logger), clock: clock,
+        instanceID: instanceID, configuration: configuration.callbacks, logger: logger)
+    let callbackOutbox = CallbackOutbox(store: store, dispatcher: callbackDispatcher, clock: clock)
     let hub = WebSocketHub(
         confirmTimeout: configuration.webSocketConfirmTimeout, renderers: payloadRenderers, metrics: metrics.factory, logger: logger)
     let worker = DeliveryEngine(
@@ -64,9 +70,9 @@ public func buildApplication(
         configuration: .init(
             maximumConcurrentDeliveries: configuration.deliveryConcurrency, leaseDuration: configuration.leaseDuration,
             deliveryWait: configuration.deliveryWait, outcomeCommitDelay: configuration.outcomeCommitDelay,
-            instanceID: configuration.instanceID ?? defaultInstanceID(port: configuration.port),
-            storeTimeout: configuration.storeTimeout),
-        metrics: DeliveryMetrics(factory: metrics.factory), logger: logger)
+            instanceID: instanceID, storeTimeout: configuration.storeTimeout),
+        metrics: DeliveryMetrics(factory: metrics.factory), logger: logger,
+        outcomeObserver: TokenOutcomeCallbacks(outbox: callbackOutbox, logger: logger))
     if let files = OpenFileLimit.raise(), files - OpenFileLimit.reserve < configuration.connectionLimits.maximumConnections {
         configuration.connectionLimits.maximumConnections = max(1, files - OpenFileLimit.reserve)
         logger.notice(
@@ -97,10 +103,12 @@ public func buildApplication(
     let receiptWaiters = ReceiptWaiters(store: store, pollInterval: store.cluster == nil ? nil : .seconds(1))
     let receipts = ReceiptDispatcher(
         store: store, pipeline: pipeline, clock: clock, instanceID: worker.instanceID, waiters: receiptWaiters,
-        observer: receiptObserver, pollInterval: configuration.receiptPollInterval, logger: logger)
+        observer: ReceiptObservers(observers: [receiptObserver, ReceiptCallbacks(outbox: callbackOutbox, logger: logger)]),
+        pollInterval: configuration.receiptPollInterval, logger: logger)
+    let callbacks = CallbackSettings(outbox: callbackOutbox, policy: try configuration.callbacks.egressPolicy())
     let (router, webSocket) = buildRouters(
         store: store, pipeline: pipeline, worker: worker, hub: hub, link: link, activities: activities, answerWaiters: answerWaiters,
-        retention: retention, scheduled: scheduled, receipts: receipts,
+        retention: retention, scheduled: scheduled, receipts: receipts, callbacks: callbacks,
         activityWrites: ActivityWriteLimiter(
             burst: configuration.activityWriteBurst, perSecond: Double(configuration.activityWritesPerSecond), clock: clock),
         clock: clock,
@@ -117,6 +125,7 @@ public func buildApplication(
     services.append(retention)
     services.append(scheduled)
     services.append(receipts)
+    services.append(callbackDispatcher)
     if let registry = metrics.registry {
         let endpoint = MetricsEndpoint(registry: registry, metrics: metrics.server, store: store, worker: worker, hub: hub, clock: clock)
         if let port = configuration.metricsPort {
@@ -177,7 +186,8 @@ func guardedServer(webSocket: WebSocketController, configuration: HeraldConfigur
 func buildRouters(
     store: any HeraldStore, pipeline: SendPipeline, worker: DeliveryEngine, hub: WebSocketHub, link: ClusterLink? = nil,
     activities: ActivityDispatcher? = nil, answerWaiters: AnswerWaiters? = nil, retention: RetentionSweeper? = nil,
-    scheduled: ScheduledSendDispatcher? = nil, receipts: ReceiptDispatcher? = nil, activityWrites: ActivityWriteLimiter? = nil,
+    scheduled: ScheduledSendDispatcher? = nil, receipts: ReceiptDispatcher? = nil, callbacks: CallbackSettings? = nil,
+    activityWrites: ActivityWriteLimiter? = nil,
     clock: any WallClock, bodyLimit: Int,
     registration: RegistrationSettings, addresses: ClientAddressResolver,
     metrics: ServerMetrics, adminToken: String?, webSocketSession: WebSocketSessionConfiguration,
@@ -232,15 +242,24 @@ func buildRouters(
     APITokenController(tokens: tokens, directory: directory, credentials: credentials, bodyLimit: bodyLimit).addRoutes(to: api)
     let authorizer = PushWardAuthorizer(tokens: tokens, credentials: credentials)
     ActionNotificationController(
-        pipeline: pipeline, authorizer: authorizer, activities: store, clock: clock, bodyLimit: bodyLimit, receipts: receipts
+        pipeline: pipeline, authorizer: authorizer, activities: store, clock: clock, bodyLimit: bodyLimit, receipts: receipts,
+        callbackPolicy: callbacks?.policy ?? .knownServicesOnly
     ).addRoutes(to: router)
+    if let callbacks {  // the tokens' outcome callback URLs: Callbacks/
+        TokenCallbackController(store: store, authorizer: authorizer, policy: callbacks.policy, clock: clock, bodyLimit: bodyLimit)
+            .addRoutes(to: router)
+    }
     // Answers, the app's events and the inbox (issue 39): Answers/.
     let waiters = answerWaiters ?? AnswerWaiters(store: store)
     AnswerPollController(store: store, authorizer: authorizer, waiters: waiters).addRoutes(to: router)
-    DeviceReportsController(
+    var reports = DeviceReportsController<HeraldRequestContext>(
         store: store, directory: directory, credentials: credentials, waiters: waiters, clock: clock, bodyLimit: bodyLimit,
-        receipts: receipts
-    ).addRoutes(to: api)
+        receipts: receipts)
+    if let callbacks {
+        let outcomes = TokenOutcomeCallbacks(outbox: callbacks.outbox, logger: logger)
+        reports.answered = { notification, answer in await outcomes.answered(notification, answer) }
+    }
+    reports.addRoutes(to: api)
     if let receipts {  // issue 39, section 3: Receipts/
         ReceiptController(receipts: receipts, authorizer: authorizer, bodyLimit: bodyLimit).addRoutes(to: router)
     }

@@ -100,11 +100,12 @@ public struct WebPushEgressPolicy: Sendable, Equatable {
     }
 
     /// Why Herald must not connect to `host` at `addresses` (what it resolved to); `nil` when it may.
-    public func refusal(host: String, addresses: [IPAddressBytes]) -> String? {
+    /// `option` names the setting that lists allowed networks, for the message.
+    public func refusal(host: String, addresses: [IPAddressBytes], option: String = "HERALD_WEBPUSH_ALLOWED_HOSTS") -> String? {
         guard !addresses.isEmpty else { return "\(host) resolved to no address" }
         for address in addresses where address.isSpecialPurpose {
             if networks.contains(where: { $0.contains(address) }) { continue }
-            return "\(host) resolves to \(address), a private or special-purpose address (list its network in HERALD_WEBPUSH_ALLOWED_HOSTS to allow it)"
+            return "\(host) resolves to \(address), a private or special-purpose address (list its network in \(option) to allow it)"
         }
         return nil
     }

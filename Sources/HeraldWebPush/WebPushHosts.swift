@@ -81,9 +81,12 @@ public struct SystemWebPushResolver: WebPushResolver {
 ///   idle one makes room; when every one is busy, ``begin`` answers ``Admission/clientsBusy(limit:)``.
 ///
 /// Redirects are never followed.
-final class WebPushHosts: Sendable {
+///
+/// Signed callbacks (HeraldServer's `CallbackSender`) reach their receivers through the same gates and clients: one
+/// place decides how Herald connects to an address a client gave it.
+public final class WebPushHosts: Sendable {
     /// Whether a request may go now, and over which client.
-    enum Admission {
+    public enum Admission {
         case admitted(HTTPClient)
         /// The host already has `limit` requests in flight.
         case hostBusy(limit: Int)
@@ -121,7 +124,7 @@ final class WebPushHosts: Sendable {
     private let clock: any WallClock
     private let state = Mutex(State())
 
-    init(
+    public init(
         configuration: HTTPClient.Configuration, eventLoopGroup: any EventLoopGroup, maximumPerHost: Int, retirement: Duration,
         maximumClients: Int = 32, idleTimeout: TimeInterval = 300, clock: any WallClock = SystemClock()
     ) {
@@ -137,7 +140,7 @@ final class WebPushHosts: Sendable {
     /// Takes a place under `host`'s cap (`host:port`, lower-cased) and its client, connecting to one of `addresses`
     /// (vetted, not empty) for requests to `name` (the URL's host, exactly as the request spells it). Every
     /// ``Admission/admitted(_:)`` is paired with one ``end(host:)``.
-    func begin(host: String, name: String, addresses: [IPAddressBytes]) -> Admission {
+    public func begin(host: String, name: String, addresses: [IPAddressBytes]) -> Admission {
         let now = clock.now()
         var toShutDown: [HTTPClient] = []
         var toRetire: HTTPClient?
@@ -194,7 +197,7 @@ final class WebPushHosts: Sendable {
     }
 
     /// Gives back the place ``begin(host:name:addresses:)`` took for `host`.
-    func end(host: String, client: HTTPClient) {
+    public func end(host: String, client: HTTPClient) {
         state.withLock { state in
             let remaining = (state.inFlight[host] ?? 1) - 1
             state.inFlight[host] = remaining > 0 ? remaining : nil
@@ -206,19 +209,27 @@ final class WebPushHosts: Sendable {
     }
 
     /// Requests in flight to `host` (for tests).
-    func inFlight(to host: String) -> Int { state.withLock { $0.inFlight[host] ?? 0 } }
+    public func inFlight(to host: String) -> Int { state.withLock { $0.inFlight[host] ?? 0 } }
     /// How many hosts have requests in flight: the gate state (for tests).
     var gateCount: Int { state.withLock { $0.inFlight.count } }
     /// How many clients are kept, retiring ones included (for tests).
     var clientCount: Int { state.withLock { $0.clients.count + $0.retiring } }
 
     /// Shuts every client down; later requests get no client.
-    func shutdown() async {
+    public func shutdown() async {
         let clients: [HTTPClient] = state.withLock { state in
             state.isShutDown = true
             defer { state.clients = [:] }
             return state.clients.values.map(\.client)
         }
         for client in clients { try? await client.shutdown() }
+    }
+}
+
+extension WebPushHosts {
+    /// `url` with its host's ASCII letters lower-cased, and that host (the name ``begin(host:name:addresses:)`` takes);
+    /// `nil` when the URL cannot be rewritten so.
+    public static func lowercasingHost(_ url: URL) -> (url: URL, host: String)? {
+        WebPushExchange.lowercasingHost(url)
     }
 }

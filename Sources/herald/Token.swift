@@ -8,7 +8,7 @@ import HeraldStore
 struct Token: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "token", abstract: "Create, list and revoke the API tokens of a device (in the local store).",
-        subcommands: [Create.self, List.self, Revoke.self])
+        subcommands: [Create.self, List.self, Revoke.self, Secret.self])
 
     /// The options every `herald token` subcommand takes.
     struct DeviceOptions: ParsableArguments {
@@ -86,6 +86,31 @@ struct Token: AsyncParsableCommand {
             try await withTokens(device) { tokens, device in
                 let revoked = try await tokens.revoke(token, of: device)
                 print("Revoked API token \"\(revoked.name)\" (id \(revoked.id.lowercasedText)).")
+            }
+        }
+    }
+}
+
+extension Token {
+    /// `herald token secret --user-id … <name or id>`: the token's callback signing secret, `whsec_…` (docs/api.md,
+    /// "Callbacks"), derived from what the store keeps of the token (the SHA-256 of its text): the token itself is not
+    /// needed.
+    struct Secret: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print the secret that signs an active API token's callbacks (whsec_…, for a Standard Webhooks library).")
+
+        @OptionGroup var device: DeviceOptions
+
+        @Argument(help: "The token's name or id.")
+        var token: String
+
+        func run() async throws {
+            try await withTokens(device) { tokens, device in
+                let active = try await tokens.activeTokens(of: device)
+                guard let found = active.first(where: { $0.id.lowercasedText == token.lowercased() }) ?? active.first(where: { $0.name == token }),
+                    let secret = CallbackSigning.secret(tokenHash: found.tokenHash)
+                else { throw TokenCommandFailure("herald: this device has no active API token \"\(token)\".") }
+                print(CallbackSigning.displayed(secret))
             }
         }
     }

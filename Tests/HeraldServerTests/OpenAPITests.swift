@@ -32,6 +32,8 @@ struct OpenAPITests {
                 // Issue 42, section 1: topics.
                 "/api/push/topics", "/api/push/topics/{topic_id}", "/api/push/topics/{topic_id}/members",
                 "/api/push/topics/{topic_id}/members/{member_id}", "/api/push/topics/{topic_id}/join_code",
+                // Issue 39: a token's outcome callbacks.
+                "/notifications/callback",
             ])
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldWebPush
 import Hummingbird
 
 /// `POST /notifications`: actionable notifications, sent with an API token (`Authorization: Bearer hrd_…`) to the
@@ -15,6 +16,8 @@ struct ActionNotificationController<Context: RemoteAddressRequestContext>: Senda
     let bodyLimit: Int
     /// Repeats until acknowledged (`acknowledge`; Receipts/).
     var receipts: ReceiptDispatcher? = nil
+    /// Which addresses a `callback_url` may name (`HERALD_CALLBACK_ALLOWED_NETWORKS`).
+    var callbackPolicy: WebPushEgressPolicy = .knownServicesOnly
 
     func addRoutes(to router: some RouterMethods<Context>) {
         router.post("notifications", use: send)
@@ -34,6 +37,11 @@ struct ActionNotificationController<Context: RemoteAddressRequestContext>: Senda
             var draft = notification.draft
             // Who may read the answer (GET /notifications/answers/{id}); never sent to the device.
             draft.content.meta["sender_token"] = .string(token.id.lowercasedText)
+            if let callbackURL = notification.callbackURL {
+                // Where the receipt's end is POSTed (Callbacks/), signed with this token's secret; kept, never sent.
+                draft.content.meta[CallbackOutbox.callbackURLKey] = .string(
+                    try CallbackURLRule.validated(callbackURL, field: "callback_url", policy: callbackPolicy))
+            }
             if let acknowledge = notification.acknowledge {
                 guard let receipts else { throw APIError.invalidField("acknowledge", "acknowledge is not available on this server.") }
                 return try await receipts.sendAcknowledged(notification, draft: draft, acknowledge: acknowledge, to: device, token: token.id)

@@ -7,7 +7,7 @@ extension ActionNotificationRequest {
     static let members: Set<String> = [
         "title", "body", "subtitle", "source", "source_display_name", "level", "url", "image_url", "notification_id",
         "collapse_id", "thread_id", "volume", "media", "icon_url", "metadata", "activity_slug", "push", "tags", "actions",
-        "encrypted", "acknowledge",
+        "encrypted", "acknowledge", "callback_url",
     ]
 
     /// The members of PushWard's `CreateNotificationRequest` that Herald's first dialect did not have (issue 39).

@@ -30,6 +30,9 @@ struct ActionNotificationRequest {
     var pushWard: PushWardMembers
     /// Repeat until acknowledged (Receipts/AcknowledgeRequest.swift).
     var acknowledge: AcknowledgeRequest?
+    /// Where the end of the notification's receipt is POSTed, signed (docs/api.md, "Callbacks"); its addresses are
+    /// checked against the server's egress rules by the controller.
+    var callbackURL: String?
 
     /// Decodes and validates the body. `null` and `""` count as absent for optional fields; an unknown member is a 400
     /// `unknown_field` naming it.
@@ -65,6 +68,9 @@ struct ActionNotificationRequest {
             throw APIError.invalidField("url", "url travels inside encrypted when encrypted is given; leave it out of the clear request.")
         }
         pushWard = try PushWardMembers(fields, level: level)
+        callbackURL = try fields.optionalString("callback_url").map {
+            try CallbackURLRule.validated($0, field: "callback_url", policy: nil)
+        }
         if pushWard.media != nil, imageURL != nil {
             throw APIError.invalidField("media", "media and image_url both attach media; give one of them.")
         }

@@ -25,6 +25,8 @@ struct DeviceReportsController<Context: RemoteAddressRequestContext>: Sendable {
     let bodyLimit: Int
     /// Acknowledges the receipt of a notification that repeats until acknowledged (Receipts/).
     var receipts: ReceiptDispatcher? = nil
+    /// Told of each answer once it is recorded (the sending token's outcome callback, Callbacks/).
+    var answered: (@Sendable (PushNotification, NotificationAnswer) async -> Void)?
 
     func addRoutes(to group: RouterGroup<Context>) {
         group.post("notifications/{id}/answer", use: answer)
@@ -55,7 +57,8 @@ struct DeviceReportsController<Context: RemoteAddressRequestContext>: Sendable {
         let answer = NotificationAnswer(notificationID: answered, actionID: actionID, text: text, answeredAt: clock.now())
         switch try await storeCall({ try await store.recordAnswer(answer) }) {
         case .recorded:
-            waiters.answered(answered)
+            waiters.answered(notification.id)
+            await answered?(notification, answer)
             if let receipts {
                 try await storeCall { try await receipts.acknowledge(notification, actionID: actionID, by: notification.deviceID) }
             }

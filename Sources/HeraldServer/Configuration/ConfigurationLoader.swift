@@ -138,6 +138,7 @@ public enum ConfigurationLoader {
         configuration.apns = try apnsSettings(&reader)
         configuration.fcm = try fcmSettings(&reader)
         configuration.webPush = try webPushSettings(&reader)
+        configuration.callbacks = try callbackSettings(&reader)
         if let unknown = reader.unread.sorted().first {
             throw ConfigurationError("\(unknown): unknown option (see the configuration table in README.md)")
         }
@@ -290,7 +291,7 @@ public enum ConfigurationLoader {
     }
 
     /// Reads options and remembers which were never read, so that a misspelt option is reported.
-    private struct Reader {
+    struct Reader {
         var values: [String: String]
         var unread: Set<String>
 

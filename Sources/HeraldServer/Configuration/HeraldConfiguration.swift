@@ -82,6 +82,8 @@ public struct HeraldConfiguration: Sendable {
     /// Web Push: the allowed hosts and the key are used for registration and `GET /api/push/webpush/key` whether or not
     /// the provider is configured; the provider is configured once `subject` (`HERALD_VAPID_SUBJECT`) is set.
     public var webPush = WebPushConfiguration()
+    /// Signed callbacks: which addresses they may reach, extra CAs, deadlines, the per-host cap (`HERALD_CALLBACK_*`).
+    public var callbacks = CallbackConfiguration()
     /// Reverse proxies whose forwarding header is believed (IP addresses or CIDR ranges, e.g. `10.0.0.0/8`, `::1`);
     /// empty: the client address of every request is its socket peer.
     public var trustedProxies: [String] = []

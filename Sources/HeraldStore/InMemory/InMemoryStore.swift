@@ -33,6 +33,9 @@ public actor InMemoryStore: HeraldStore {
     /// Topics and their members (InMemoryStore+Topics.swift).
     var topicRows: [Topic.ID: Topic] = [:]
     var topicMemberRows: [TopicMember.ID: TopicMember] = [:]
+    /// The callback outbox and the tokens' outcome callback URLs (InMemoryStore+Callbacks.swift).
+    var callbackRows: [CallbackDelivery.ID: (callback: CallbackDelivery, lease: Lease?)] = [:]
+    var tokenCallbackURLs: [UUID: (url: String, deviceID: Device.ID)] = [:]
 
     struct CounterKey: Hashable {
         var deviceID: Device.ID
@@ -80,6 +83,8 @@ public actor InMemoryStore: HeraldStore {
         scheduledSendRows = scheduledSendRows.filter { $0.value.send.deviceID != id }
         receiptRows = receiptRows.filter { $0.value.receipt.deviceID != id }
         removeTopics(ofDevice: id)
+        callbackRows = callbackRows.filter { $0.value.callback.deviceID != id }
+        tokenCallbackURLs = tokenCallbackURLs.filter { $0.value.deviceID != id }
     }
 
     public func deactivateDevice(id: Device.ID, token: String, reason: String, at date: Date) async throws {

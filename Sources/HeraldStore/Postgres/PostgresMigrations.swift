@@ -256,7 +256,39 @@ enum PostgresMigrations {
         Migration(
             version: 15, description: "receipts of notifications that repeat until acknowledged",
             statements: PostgresStore.receiptSchema),
-        // 16 is the callbacks' (merged after this one).
+        Migration(
+            version: 16, description: "signed callbacks: the callback outbox and the tokens' outcome callback URLs",
+            statements: [
+                """
+                CREATE TABLE callback (
+                    id uuid PRIMARY KEY,
+                    device_id uuid NOT NULL REFERENCES device (id) ON DELETE CASCADE,
+                    token_id uuid NOT NULL,
+                    url text NOT NULL,
+                    event text NOT NULL,
+                    body bytea NOT NULL,
+                    attempts bigint NOT NULL,
+                    next_attempt_at double precision,
+                    status text NOT NULL,
+                    last_error text,
+                    created_at double precision NOT NULL,
+                    updated_at double precision NOT NULL,
+                    lease_owner text,
+                    lease_expires_at double precision
+                )
+                """,
+                "CREATE INDEX callback_due ON callback (next_attempt_at) WHERE status = 'pending'",
+                "CREATE INDEX callback_device ON callback (device_id)",
+                "CREATE INDEX callback_finished ON callback (updated_at) WHERE status <> 'pending'",
+                """
+                CREATE TABLE token_callback (
+                    token_id uuid PRIMARY KEY,
+                    device_id uuid NOT NULL REFERENCES device (id) ON DELETE CASCADE,
+                    url text NOT NULL,
+                    updated_at double precision NOT NULL
+                )
+                """,
+                "CREATE INDEX token_callback_device ON token_callback (device_id)",
         Migration(
             version: 17, description: "topics and their members (issue 42)",
             statements: [

@@ -210,7 +210,9 @@ enum SQLiteMigrations {
         migrator.registerMigration("v18: receipts of notifications that repeat until acknowledged") { db in
             try db.execute(sql: SQLiteStore.receiptSchema)
         }
-        // v19 is the callbacks' (merged after this one).
+        migrator.registerMigration("v19: signed callbacks: the callback outbox and the tokens' outcome callback URLs") { db in
+            try db.execute(sql: SQLiteStore.callbackSchema)
+        }
         migrator.registerMigration("v20: topics and their members (issue 42)") { db in
             try db.execute(sql: SQLiteStore.topicSchema)
         }
