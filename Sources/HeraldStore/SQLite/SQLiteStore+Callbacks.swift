@@ -63,7 +63,7 @@ extension SQLiteStore {
     }
 
     public func callback(id: CallbackDelivery.ID) async throws -> CallbackDelivery? {
-        try await database.read { db in
+        try await read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM callback WHERE id = ?", arguments: [id.databaseString]).map(Self.callback)
         }
     }
@@ -71,7 +71,7 @@ extension SQLiteStore {
     public func claimDueCallbacks(at now: Date, lease: Lease, limit: Int) async throws -> [CallbackDelivery] {
         let seconds = now.timeIntervalSince1970
         // Read first: nothing is written while nothing is due (the dispatcher asks every second).
-        let due = try await database.read { db in
+        let due = try await read { db in
             try Bool.fetchOne(
                 db, sql: "SELECT EXISTS (SELECT 1 FROM callback WHERE status = 'pending' AND next_attempt_at <= ?)", arguments: [seconds])
         }
@@ -111,7 +111,7 @@ extension SQLiteStore {
     public func deleteFinishedCallbacks(before date: Date, limit: Int) async throws -> Int {
         let arguments: StatementArguments = [date.timeIntervalSince1970, max(0, limit)]
         let old = "SELECT id FROM callback WHERE status <> 'pending' AND updated_at < ? LIMIT ?"
-        let any = try await database.read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS (\(old))", arguments: arguments) }
+        let any = try await read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS (\(old))", arguments: arguments) }
         guard any == true else { return 0 }
         return try await write { db in
             try db.execute(sql: "DELETE FROM callback WHERE id IN (\(old))", arguments: arguments)
@@ -138,7 +138,7 @@ extension SQLiteStore {
     }
 
     public func tokenCallbackURL(tokenID: UUID) async throws -> String? {
-        try await database.read { db in
+        try await read { db in
             try String.fetchOne(db, sql: "SELECT url FROM token_callback WHERE token_id = ?", arguments: [tokenID.databaseString])
         }
     }
