@@ -289,6 +289,7 @@ enum PostgresMigrations {
                 )
                 """,
                 "CREATE INDEX token_callback_device ON token_callback (device_id)",
+            ]),
         Migration(
             version: 17, description: "topics and their members (issue 42)",
             statements: [
