@@ -57,8 +57,8 @@ struct DeviceReportsController<Context: RemoteAddressRequestContext>: Sendable {
         let answer = NotificationAnswer(notificationID: answered, actionID: actionID, text: text, answeredAt: clock.now())
         switch try await storeCall({ try await store.recordAnswer(answer) }) {
         case .recorded:
-            waiters.answered(notification.id)
-            await answered?(notification, answer)
+            waiters.answered(answered)
+            await self.answered?(notification, answer)
             if let receipts {
                 try await storeCall { try await receipts.acknowledge(notification, actionID: actionID, by: notification.deviceID) }
             }
