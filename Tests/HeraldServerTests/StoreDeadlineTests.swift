@@ -64,6 +64,14 @@ struct StoreDeadlineTests {
         #expect(relay.json["message"] != nil)
         #expect(relay.retryAfter == "1")
         #expect(relayElapsed >= Self.deadline)
+        // A push token not in the device cache: the lookup itself meets the frozen store, and answers in the relay's
+        // shape too (a loaded run answered it in Herald's own, without `errorType`).
+        var uncached = homeAssistant
+        uncached.body = .bytes(ByteBuffer(string: homeAssistantBody(String(repeating: "ab", count: 32), message: "refused-lookup")))
+        let lookup = try await execute(uncached, client: client, timeout: .seconds(30))
+        #expect(lookup.status == 503)
+        #expect(lookup.json["errorType"] == "InternalError")
+        #expect(lookup.retryAfter == "1")
         let (ready, readyElapsed) = try await timed { try await get(base + "/readyz") }
         #expect(ready.status == 503)
         #expect(ready.json["status"] == "store unreachable")

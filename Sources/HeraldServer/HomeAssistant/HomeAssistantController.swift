@@ -57,13 +57,20 @@ struct HomeAssistantController<Context: RemoteAddressRequestContext>: Sendable {
         }
     }
 
+    /// The device of a push token; a store that does not answer the lookup (a device not in the cache) is the relay's
+    /// 503 `InternalError` too, not Herald's own shape (a loaded run's frozen-database test found the lookup's 503 bare).
     private func device(for pushToken: String, _ request: Request, _ context: Context) async throws -> Device {
-        try await credentials.check(.userID(pushToken), of: request, context: context) {
-            do {
-                return try await directory.device(userID: pushToken)
-            } catch let error as APIError where error.code == .unknownUser {
-                throw APIError(.unknownPushToken, field: "push_token")
+        do {
+            return try await credentials.check(.userID(pushToken), of: request, context: context) {
+                do {
+                    return try await directory.device(userID: pushToken)
+                } catch let error as APIError where error.code == .unknownUser {
+                    throw APIError(.unknownPushToken, field: "push_token")
+                }
             }
+        } catch var error as APIError where error.code == .storeUnavailable {
+            error.extra["errorType"] = .string(ErrorCode.homeAssistantInternalError.rawValue)
+            throw error
         }
     }
 
