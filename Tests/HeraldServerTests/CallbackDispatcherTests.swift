@@ -80,7 +80,10 @@ struct CallbackDispatcherTests {
     func severalInstancesOnPostgreSQLMakeEachAttemptOnce() async throws {
         let url = try await HeraldCluster.freshDatabase(serverURL: try #require(HeraldCluster.postgresURL))
         let clock = TestClock()
-        let stores = [try await StoreFactory.open(url), try await StoreFactory.open(url), try await StoreFactory.open(url)]
+        // The startup deadline of the store tests (a loaded full run missed the default 30 s).
+        let configuration = try PostgresURL(url).clientConfiguration
+        var stores: [any HeraldStore] = []
+        for _ in 0..<3 { stores.append(try await PostgresStore(configuration: configuration, startupTimeout: .seconds(180))) }
         let callbacks = try await Self.seed(stores[0], count: 300, clock: clock)
         let transports = stores.map { _ in CountingTransport() }
         let dispatchers = stores.indices.map { Self.dispatcher(stores[$0], transports[$0], clock: clock, instance: "instance-\($0)") }
