@@ -353,12 +353,12 @@ func sendConcurrently(port: Int, userIDs: [String], count: Int, concurrency: Int
 }
 
 /// `POST /api/push/notify`; the notification id when the answer is 201.
-func postNotify(port: Int, body: String, client: HTTPClient = .shared) async throws -> String? {
+func postNotify(port: Int, body: String, client: HTTPClient = .shared, timeout: TimeAmount = .seconds(30)) async throws -> String? {
     var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/api/push/notify")
     request.method = .POST
     request.headers.add(name: "Content-Type", value: "application/json")
     request.body = .bytes(ByteBuffer(string: body))
-    let response = try await client.execute(request, timeout: .seconds(30))
+    let response = try await client.execute(request, timeout: timeout)
     let bytes = try await response.body.collect(upTo: 1 << 16)
     guard response.status == .created else { return nil }
     return try JSONValue.decode(Data(bytes.readableBytesView)).objectValue?["id"]?.stringValue

@@ -45,8 +45,9 @@ final class WebSocketTestClient: Sendable {
 
     func send(_ text: String) { outgoing.yield(text) }
 
-    /// The next message not read yet, waiting up to about `seconds`.
-    func next(within seconds: Double = 10) async -> JSONObject? {
+    /// The next message not read yet, waiting up to about `seconds` (30 by default: a loaded two-core run once waited
+    /// more than 10 s for a subscriber's parked backlog; a test that expects nothing names its own, shorter, wait).
+    func next(within seconds: Double = 30) async -> JSONObject? {
         for _ in 0..<Int(seconds * 100) {
             let message = readIndex.withLock { index -> JSONObject? in
                 let all = shared.received.withLock { $0 }
