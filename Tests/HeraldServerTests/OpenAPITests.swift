@@ -52,6 +52,9 @@ struct DocumentedAnswerTests {
                 ("/api/push/websocket", .post, "GET, HEAD"),
                 ("/notifications", .patch, "POST"),
                 ("/api/push/notify", try #require(HTTPRequest.Method("QUERY")), "POST"),
+                // A written-out path beside a captured one: the most specific is the one asked (not receipts/{id}).
+                ("/notifications/receipts/cancel", .get, "POST"),
+                ("/notifications/receipts/cancel", .options, "POST"),
             ]
             for (uri, method, allow) in cases {
                 let response = try await client.execute(uri: uri, method: method)

@@ -34,6 +34,14 @@ struct MethodCheckingResponder<Context: RequestContext>: HTTPResponder {
         func matches(_ segments: [Substring]) -> Bool {
             path.components.count == segments.count && zip(path.components, segments).allSatisfy { $0 ~= $1 }
         }
+
+        /// Components that are written out, not captured (`cancel` in `receipts/cancel`, not `{id}`).
+        var literals: Int {
+            path.components.count { element in
+                let text = element.description
+                return !text.contains("{") && !text.hasPrefix(":") && !text.contains("*")
+            }
+        }
     }
 
     let routes: [Route]
@@ -44,7 +52,10 @@ struct MethodCheckingResponder<Context: RequestContext>: HTTPResponder {
         // Only a 404 can be a known path asked with another method; other answers pass untouched.
         guard response.status == .notFound else { return response }
         let segments = request.uri.path.split(separator: "/")
-        guard let route = routes.first(where: { $0.matches(segments) }), !route.methods.contains(request.method) else {
+        // The most specific path that matches: `GET /notifications/receipts/cancel` is the POST-only `receipts/cancel`
+        // (405), not `receipts/{id}` with the id "cancel" (its handler's 404).
+        let route = routes.filter { $0.matches(segments) }.max { $0.literals < $1.literals }
+        guard let route, !route.methods.contains(request.method) else {
             return response
         }
         return ErrorShape(unroutedPath: request.uri.path).response(to: .methodNotAllowed(allow: route.allow))
