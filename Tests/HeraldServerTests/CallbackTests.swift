@@ -114,14 +114,15 @@ struct CallbackTests {
             #expect(try await setup.eventuallyStored(other.id) { $0.status == .delivered })
             #expect(fast.received.count == 1)
             #expect(setup.receiver.inFlight == 2)
-            // Two are in flight (their attempt not saved yet), three were put off by a second without an attempt.
+            // Two are in flight (their attempt not saved yet), three were put off by a second without an attempt (on a
+            // loaded machine the two in flight may have been put off once too, before they got their places).
             var postponed = 0
             for callback in slow {
                 let stored = try #require(try await setup.stored(callback.id))
                 #expect(stored.attempts == 0 && stored.status == .pending)
                 if let next = stored.nextAttemptAt, next > callback.createdAt { postponed += 1 }
             }
-            #expect(postponed == 3)
+            #expect(postponed >= 3)
             // The stalled receiver goes away: its attempts end and are retried later.
             try await setup.receiver.shutdown()
         }
