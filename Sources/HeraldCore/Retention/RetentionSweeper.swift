@@ -74,7 +74,7 @@ public final class RetentionSweeper: Service, Sendable {
     private let clock: any WallClock
     private let logger: Logger
     private let sightings = Mutex<Set<Device.ID>>([])
-    private let woken = Atomic(false)
+    private let passes = PassLoop()
     private let onDevicesDeleted: @Sendable ([Device.ID]) async -> Void
 
     public init(
@@ -96,21 +96,14 @@ public final class RetentionSweeper: Service, Sendable {
     }
 
     /// Makes the next pass run now.
-    public func wake() { woken.store(true, ordering: .relaxed) }
+    public func wake() { passes.wake() }
 
     public func run() async throws {
-        await cancelWhenGracefulShutdown {
-            var lastPass: ContinuousClock.Instant?
-            while !Task.isCancelled {
-                if self.woken.exchange(false, ordering: .relaxed) || lastPass.map({ .now - $0 >= self.policy.interval }) ?? true {
-                    lastPass = .now
-                    do {
-                        _ = try await self.sweep()
-                    } catch {
-                        self.logger.warning("Retention pass failed; it runs again later", metadata: ["error": "\(error)"])
-                    }
-                }
-                try? await Task.sleep(for: .milliseconds(20))
+        await passes.run(every: policy.interval) {
+            do {
+                _ = try await self.sweep()
+            } catch {
+                self.logger.warning("Retention pass failed; it runs again later", metadata: ["error": "\(error)"])
             }
         }
     }

@@ -32,10 +32,9 @@ struct AcknowledgeRequest: Equatable {
             guard range.contains(seconds) else { throw refusal }
             return seconds
         case .double(let seconds):
-            guard seconds.isFinite, seconds.rounded(.towardZero) == seconds, seconds >= Double(range.lowerBound),
-                seconds <= Double(range.upperBound)
-            else { throw refusal }
-            return Int(seconds)
+            // `Int(exactly:)`: nil for a fraction, NaN, infinity or a value beyond Int, so nothing here can trap.
+            guard let whole = Int(exactly: seconds), range.contains(whole) else { throw refusal }
+            return whole
         default:
             throw refusal
         }

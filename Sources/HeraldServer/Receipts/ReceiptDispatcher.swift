@@ -34,7 +34,7 @@ final class ReceiptDispatcher: Service, Sendable {
     private let instanceID: String
     private let pollInterval: Duration
     private let logger: Logger
-    private let woken = Atomic(false)
+    private let passes = PassLoop()
     private let lastFailureLog = Mutex<ContinuousClock.Instant?>(nil)
 
     init(
@@ -52,21 +52,14 @@ final class ReceiptDispatcher: Service, Sendable {
     }
 
     /// Makes the next pass run now.
-    func wake() { woken.store(true, ordering: .relaxed) }
+    func wake() { passes.wake() }
 
     func run() async throws {
-        await cancelWhenGracefulShutdown {
-            var lastPass: ContinuousClock.Instant?
-            while !Task.isCancelled {
-                if self.woken.exchange(false, ordering: .relaxed) || lastPass.map({ .now - $0 >= self.pollInterval }) ?? true {
-                    lastPass = .now
-                    do {
-                        while try await self.pass() == Self.batch, !Task.isCancelled {}
-                    } catch {
-                        self.logFailure("Receipts: a pass failed; it runs again", "\(error)")
-                    }
-                }
-                try? await Task.sleep(for: .milliseconds(20))
+        await passes.run(every: pollInterval) {
+            do {
+                while try await self.pass() == Self.batch, !Task.isCancelled {}
+            } catch {
+                self.logFailure("Receipts: a pass failed; it runs again", "\(error)")
             }
         }
     }

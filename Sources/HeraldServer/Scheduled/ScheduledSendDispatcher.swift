@@ -22,7 +22,7 @@ final class ScheduledSendDispatcher: Service, Sendable {
     private let instanceID: String
     private let pollInterval: Duration
     private let logger: Logger
-    private let woken = Atomic(false)
+    private let passes = PassLoop()
     /// A store that does not answer fails every pass: logged at most once a minute.
     private let failureLog = Mutex<(last: ContinuousClock.Instant?, failures: Int)>((nil, 0))
 
@@ -39,24 +39,17 @@ final class ScheduledSendDispatcher: Service, Sendable {
     }
 
     /// Makes the next pass run now.
-    func wake() { woken.store(true, ordering: .relaxed) }
+    func wake() { passes.wake() }
 
     func run() async throws {
-        await cancelWhenGracefulShutdown {
-            var lastPass: ContinuousClock.Instant?
-            while !Task.isCancelled {
-                if self.woken.exchange(false, ordering: .relaxed) || lastPass.map({ .now - $0 >= self.pollInterval }) ?? true {
-                    lastPass = .now
-                    do {
-                        while try await self.pass() == Self.batch, !Task.isCancelled {}
-                    } catch {
-                        if let failures = self.recordFailure() {
-                            self.logger.warning(
-                                "Scheduled sends: passes fail; they run again", metadata: ["error": "\(error)", "failed_passes": "\(failures)"])
-                        }
-                    }
+        await passes.run(every: pollInterval) {
+            do {
+                while try await self.pass() == Self.batch, !Task.isCancelled {}
+            } catch {
+                if let failures = self.recordFailure() {
+                    self.logger.warning(
+                        "Scheduled sends: passes fail; they run again", metadata: ["error": "\(error)", "failed_passes": "\(failures)"])
                 }
-                try? await Task.sleep(for: .milliseconds(20))
             }
         }
     }
