@@ -77,6 +77,8 @@ public struct SendPipeline: Sendable {
     let configuration: Configuration
     /// The renderer of each platform's payload.
     public let renderers: PayloadRenderers
+    /// How long an accepted notification is kept for delivery (`HERALD_TTL`).
+    public var timeToLive: TimeInterval { configuration.timeToLive }
 
     public init(
         store: any HeraldStore, engine: DeliveryEngine, clock: any WallClock, configuration: Configuration, renderers: PayloadRenderers

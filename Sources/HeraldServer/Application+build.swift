@@ -299,7 +299,7 @@ func buildRouters(
     // middleware, added after every route, takes only what no route took (ntfy's and Bark's `/<USER_ID>/…` paths).
     let senders = SenderDelivery(
         pipeline: pipeline, directory: directory, credentials: credentials, tokens: tokens, clock: clock, bodyLimit: bodyLimit,
-        topics: topics)
+        topics: topics, scheduling: scheduled.map { SenderScheduling(store: store, dispatcher: $0) })
     let ntfy = NtfyController<HeraldRequestContext>(senders: senders)
     let bark = BarkController<HeraldRequestContext>(senders: senders)
     ntfy.addRoutes(to: router)

@@ -25,7 +25,7 @@ struct ActivityScheduleTests {
             try await Task.sleep(for: .seconds(1))
             #expect(PushWardActivityTests.activityPushes(apns).count == 1)
             apns.server.clock.advance(by: 2)
-            #expect(await eventually(attempts: 40) { PushWardActivityTests.activityPushes(apns).count == 2 })  // within 2 s
+            #expect(await eventually { PushWardActivityTests.activityPushes(apns).count == 2 })
             let end = try #require(PushWardActivityTests.activityPushes(apns).last)
             #expect(end.aps?["event"] == "end")
             #expect(end.deviceToken == Self.updateToken)
@@ -50,7 +50,7 @@ struct ActivityScheduleTests {
         // Herald is down while the warning falls due; the next start sends it at once, then the end on time.
         apns.server.clock.advance(by: 481)
         try await apns.server.run { client in
-            #expect(await eventually(attempts: 60) { PushWardActivityTests.activityPushes(apns).count == 2 })
+            #expect(await eventually { PushWardActivityTests.activityPushes(apns).count == 2 })
             let warning = try #require(PushWardActivityTests.activityPushes(apns).last)
             #expect(warning.aps?["event"] == "update")
             #expect(warning.header("apns-priority") == "10")
@@ -59,7 +59,7 @@ struct ActivityScheduleTests {
             try await Task.sleep(for: .seconds(1))
             #expect(PushWardActivityTests.activityPushes(apns).count == 2)  // exactly once
             apns.server.clock.advance(by: 10)
-            #expect(await eventually(attempts: 40) { PushWardActivityTests.activityPushes(apns).count == 3 })
+            #expect(await eventually { PushWardActivityTests.activityPushes(apns).count == 3 })
             let end = try #require(PushWardActivityTests.activityPushes(apns).last)
             #expect(end.aps?["event"] == "end")
             #expect(end.aps?["content-state"]?.objectValue?["state"] == "Done!")
@@ -80,7 +80,7 @@ struct ActivityScheduleTests {
             try await Task.sleep(for: .seconds(1))
             #expect(try await client.activity(.get, "/activities/once", as: device).status == .ok)
             apns.server.clock.advance(by: 2)
-            #expect(try await eventually(attempts: 40) { try await client.activity(.get, "/activities/once", as: device).status == .notFound })
+            #expect(try await eventually { try await client.activity(.get, "/activities/once", as: device).status == .notFound })
         }
         try await apns.shutdown()
     }

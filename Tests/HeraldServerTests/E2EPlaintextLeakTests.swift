@@ -25,7 +25,7 @@ struct E2EPlaintextLeakTests {
         var logger = Logger(label: "herald") { _ in RecordingLogHandler(records: log) }
         logger.logLevel = .trace
         let app = try await buildApplication(apns.server.configuration, clock: apns.server.clock, logger: logger)
-        let metrics = try await app.test(.live) { client in
+        let metrics = try await PatientLiveTest.run(app) { client in
             let owner = try await client.register(token: Fixtures.apnsToken(0x4c))
             let token = try await client.createToken(for: owner)
             let pushWard = try await client.sendAction(

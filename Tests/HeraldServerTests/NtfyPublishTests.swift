@@ -178,18 +178,17 @@ struct NtfyPublishTests {
                 for word in words { #expect(json["error"]?.stringValue?.contains(word) == true, "\(json)", sourceLocation: sourceLocation) }
             }
             try expectNtfyError(try await client.ntfy("/\(topic)", body: "x", headers: ["Priority": "9"]), status: 400, code: 40007, mentioning: "priority")
-            for delay in ["X-Delay", "At", "in"] {
-                try expectNtfyError(try await client.ntfy("/\(topic)", body: "x", headers: [delay: "30m"]), status: 400, code: 40004, mentioning: "schedule")
-            }
+            // Delays: NtfyDelayTests.
             try expectNtfyError(
-                try await client.post("/", #"{"topic": "\#(topic)", "message": "x", "delay": "tomorrow, 10am"}"#), status: 400, code: 40004)
+                try await client.post("/", #"{"topic": "\#(topic)", "message": "x", "delay": "tomorrow, 10am"}"#), status: 400, code: 40004,
+                mentioning: "Unix timestamp")
             try expectNtfyError(
                 try await client.ntfy("/\(topic)", body: "x", headers: ["Actions": "broadcast, Take picture, extras.cmd=pic"]),
                 status: 400, code: 40018, mentioning: "broadcast")
             // A file (ntfy's attachment): not UTF-8 text.
             let file = try await client.execute(
                 uri: "/\(topic)", method: .put, headers: [HTTPField.Name("Filename")!: "flower.jpg"], body: ByteBuffer(bytes: [0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10]))
-            try expectNtfyError(file, status: 400, code: 40013, mentioning: "does not store files")
+            try expectNtfyError(file, status: 400, code: 40014, mentioning: "does not store files")
             try expectNtfyError(
                 try await client.ntfy("/\(String(repeating: "ab", count: 32))", body: "x", method: .put), status: 404, code: 40401)
             try expectNtfyError(try await client.post("/", "not json"), status: 400, code: 40024)
@@ -249,7 +248,7 @@ struct NtfyPublishTests {
         var logger = Logger(label: "herald") { _ in RecordingLogHandler(records: log) }
         logger.logLevel = .info
         let app = try await buildApplication(server.configuration, clock: server.clock, logger: logger)
-        let userID = try await app.test(.live) { client in
+        let userID = try await PatientLiveTest.run(app) { client in
             let userID = try await client.register().userID
             #expect(try await client.ntfy("/\(userID)", body: "ntfy").status == .ok)
             #expect(try await client.execute(uri: "/\(userID)/publish?m=x", method: .get).status == .ok)

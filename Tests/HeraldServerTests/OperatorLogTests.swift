@@ -19,7 +19,7 @@ struct OperatorLogTests {
         logger.logLevel = .info
         let app = try await buildApplication(server.configuration, clock: server.clock, logger: logger)
         let stranger = Secrets.random256BitHex()
-        try await app.test(.live) { client in
+        try await PatientLiveTest.run(app) { client in
             let refused = try await client.notify(stranger)
             #expect(refused.status == .notFound)
             let health = try await client.execute(uri: "/healthz?probe=1", method: .get)
@@ -52,7 +52,7 @@ struct OperatorLogTests {
         var logger = Logger(label: "herald") { _ in RecordingLogHandler(records: log) }
         logger.logLevel = .info
         let app = try await buildApplication(server.configuration, clock: server.clock, logger: logger)
-        try await app.test(.live) { client in
+        try await PatientLiveTest.run(app) { client in
             let health = try await client.execute(uri: "/healthz", method: .get)
             #expect(health.headers[HTTPField.Name("X-Request-ID")!]?.isEmpty == false)
             #expect(!log.messages.contains("Request"))

@@ -28,7 +28,7 @@ struct ReceiptObserverTests {
         let observer = RecordingObserver()
         let clock = server.clock
         let app = try await buildApplication(server.configuration, clock: clock, receiptObserver: observer)
-        try await app.test(.live) { client in
+        try await PatientLiveTest.run(app) { client in
             let owner = try await client.register()
             let token = try await client.createToken(for: owner)
             func send(_ collapse: String, expire: Int) async throws -> (receipt: String, notification: String) {

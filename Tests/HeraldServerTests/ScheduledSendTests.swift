@@ -45,6 +45,44 @@ struct ScheduledSendTests {
         }
     }
 
+    /// A scheduled notification is its token's as a `POST /notifications` one is: the token reads its answer; one with
+    /// `push: false` is kept in the inbox, not pushed.
+    @Test func aScheduledNotificationsAnswerIsReadByItsTokenAndPushFalseIsKeptOnly() async throws {
+        let server = try Self.server()
+        let clock = server.clock
+        try await server.run { client in
+            let owner = try await client.register()
+            let token = try await client.createToken(for: owner)
+            let sendAt = clock.now().addingTimeInterval(600).iso8601WithMilliseconds
+            let answerable = #"{"title": "Leak", "body": "Basement", "actions": [{"id": "ack", "title": "On my way"}]}"#
+            let kept = #"{"title": "Log", "body": "Nightly report", "push": false}"#
+            var ids: [String] = []
+            for notification in [answerable, kept] {
+                let created = try await client.post(
+                    "/notifications/scheduled", #"{"notification": \#(notification), "send_at": "\#(sendAt)"}"#, headers: token.bearer)
+                #expect(created.status == .created)
+                ids.append(try #require(try created.json()["id"]?.stringValue))
+            }
+            clock.advance(by: 600)
+            var sent: [String] = []
+            #expect(try await eventually {
+                sent = []
+                for id in ids {
+                    let shown = try await client.execute(uri: "/notifications/scheduled/\(id)", method: .get, headers: token.bearer).json()
+                    sent.append(shown["notification_id"]?.stringValue ?? "")
+                }
+                return sent.allSatisfy { !$0.isEmpty }
+            })
+            let answered = try await client.post("/api/push/notifications/\(sent[0])/answer", #"{"action_id": "ack"}"#, headers: owner.basic)
+            #expect(answered.status == .noContent)
+            let poll = try await client.execute(uri: "/notifications/answers/\(sent[0])", method: .get, headers: token.bearer)
+            #expect(poll.status == .ok)
+            #expect(try poll.json()["action_id"] == "ack")
+            let status = try await client.execute(uri: "/api/push/notifications/\(sent[1])", method: .get, headers: owner.basic).json()
+            #expect(status["status"] == "stored", "\(status)")
+        }
+    }
+
     @Test func aRepeatingSendSkipsASendThatFindsTheQuotaUsedUp() async throws {
         let server = try Self.server(dailyLimit: 1)
         let clock = server.clock
@@ -107,6 +145,7 @@ struct ScheduledSendTests {
                 (#"{"notification": \#(Self.notification), "send_at": "\#(past)"}"#, "send_at"),
                 (#"{"notification": \#(Self.notification), "send_at": "\#(tooFar)"}"#, "send_at"),
                 (#"{"notification": \#(Self.notification), "send_at": "\#(soon)", "extra": 1}"#, "extra"),
+                (#"{"notification": {"title": "x", "body": "y", "callback_url": "https://hooks.example.com/"}, "send_at": "\#(soon)"}"#, "notification.callback_url"),
                 (#"{"notification": \#(Self.notification), "send_at": "\#(soon)", "recurrence": {"cron": "0 7 * * *", "timezone": "UTC"}}"#, "recurrence"),
                 (#"{"notification": \#(Self.notification), "recurrence": {"cron": "*/10 * * * *", "timezone": "UTC"}}"#, "recurrence.cron"),
                 (#"{"notification": \#(Self.notification), "recurrence": {"cron": "0 7 * *", "timezone": "UTC"}}"#, "recurrence.cron"),

@@ -23,7 +23,7 @@ struct StoreFailureTests {
         var logger = Logger(label: "herald") { _ in RecordingLogHandler(records: log) }
         logger.logLevel = .info
         let app = try await buildApplication(server.configuration, clock: server.clock, logger: logger)
-        try await app.test(.live) { client in
+        try await PatientLiveTest.run(app) { client in
             #expect(try await client.execute(uri: "/readyz", method: .get).status == .ok)
             // Registrations until 20 in a row are refused: near the cap some writes still fit and others not.
             var registered: [Registration] = []

@@ -66,6 +66,30 @@ struct TopicSenderTests {
         try await apns.shutdown()
     }
 
+    /// Browsers as members: each subscription gets the topic's notification encrypted for it (the Web Push double
+    /// decrypts it with the subscription's own keys), and each member's answer names its own notification.
+    @Test func browserMembersGetItEncryptedForEachSubscription() async throws {
+        let push = try await WebPushTestServer.start()
+        let subscriptions = [push.double.makeSubscription(), push.double.makeSubscription()]
+        try await push.server.run { client in
+            let creator = try await client.registerWebPush(subscriptions[0])
+            let member = try await client.registerWebPush(subscriptions[1])
+            let topic = try await client.createTopic(by: creator)
+            #expect(try await client.join(topic.topicID, code: topic.joinCode, as: member).status == .created)
+
+            let response = try await client.notify(topic.topicID, title: "Doorbell", body: "Someone is at the door")
+            #expect(response.status == .created)
+            let members = try #require(try response.json()["members"]?.elements).compactMap(\.objectValue)
+            #expect(members.count == 2 && members.allSatisfy { $0["delivery"] == "delivered" })
+            for subscription in subscriptions {
+                let message = try #require(await push.received(for: subscription))
+                #expect(message.json["title"] == "Doorbell" && message.json["body"] == "Someone is at the door")
+                #expect(members.contains { $0["id"] == message.json["id"] })
+            }
+        }
+        try await push.shutdown()
+    }
+
     /// ntfy's `PUT /<topic>` and `POST /` with a topic id, and Bark's `POST /push` and path form with one as the device
     /// key: every member gets it, each dialect answers in its own shape.
     @Test func ntfyAndBarkPublishToATopicID() async throws {

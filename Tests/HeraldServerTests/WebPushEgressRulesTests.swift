@@ -95,7 +95,7 @@ struct WebPushEgressRulesTests {
         let app = try await buildApplication(
             server.configuration, clock: server.clock, logger: Logger(label: "test") { _ in RecordingLogHandler(records: records) },
             store: store)
-        let status = try await app.test(.live) { client in try await client.execute(uri: "/healthz", method: .get).status }
+        let status = try await PatientLiveTest.run(app) { client in try await client.execute(uri: "/healthz", method: .get).status }
         #expect(status == .ok)
         for device in refused {
             let stored = try #require(try await store.device(id: device.id))

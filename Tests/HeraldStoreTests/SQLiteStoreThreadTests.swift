@@ -15,7 +15,7 @@ import HeraldStore
 /// blocked that pool's threads, stores closing at once while they were read stopped the whole process: a full test
 /// run on two cores hung with 255 dispatch threads waiting for readers. And GRDB waits for a free reader by blocking a
 /// dispatch thread, one per pool: hundreds of busy stores in one process (a test run) used up all 255 (``ReaderGate``).
-@Suite("SQLite store: threads")
+@Suite("SQLite store: threads", .serialized)
 struct SQLiteStoreThreadTests {
     @Test("More stores than cores, closed at once while they are read, all close and the process goes on")
     func storesClosedAtOnceWhileReadDoNotStopTheProcess() async throws {
@@ -23,10 +23,7 @@ struct SQLiteStoreThreadTests {
         defer { watchdog.finish() }
 
         let count = ProcessInfo.processInfo.activeProcessorCount * 2 + 2
-        var stores: [SQLiteStore] = []
-        for _ in 0..<count {
-            stores.append(try SQLiteStore(path: TemporaryDirectory.make().appendingPathComponent("herald.sqlite").path))
-        }
+        let stores = try await Self.openStores(count)
         let closed = await withTaskGroup(of: Bool.self) { group in
             for store in stores {
                 for _ in 0..<40 {
@@ -46,10 +43,7 @@ struct SQLiteStoreThreadTests {
     func manyStoresReadBeyondTheirReadersDoNotStopTheProcess() async throws {
         let watchdog = Watchdog("reads of many stores at once stopped the process (dispatch threads waiting for readers)")
         defer { watchdog.finish() }
-        var stores: [SQLiteStore] = []
-        for _ in 0..<300 {
-            stores.append(try SQLiteStore(path: TemporaryDirectory.make().appendingPathComponent("herald.sqlite").path))
-        }
+        let stores = try await Self.openStores(300)
         let answered = await withTaskGroup(of: Bool.self) { group in
             for store in stores {
                 for _ in 0..<8 {
@@ -60,6 +54,20 @@ struct SQLiteStoreThreadTests {
         }
         #expect(answered == 300 * 8)
         for store in stores { try await store.close() }
+    }
+
+    /// Opens `count` stores (each a file of its own, migrated) on a thread of its own. Opening one blocks its thread
+    /// while the schema is made; 300 of them on Swift's cooperative pool, two threads on two cores, held every other
+    /// test's server in the process for more than 20 s in a full run (their clients gave up: `readTimeout`).
+    static func openStores(_ count: Int) async throws -> [SQLiteStore] {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(
+                    with: Result {
+                        try (0..<count).map { _ in try SQLiteStore(path: TemporaryDirectory.make().appendingPathComponent("herald.sqlite").path) }
+                    })
+            }.start()
+        }
     }
 }
 

@@ -33,11 +33,24 @@ enum NtfyAnswers {
         return published(message, notification: notification, headers: [.init("X-Herald-Delivery")!: fanout.delivery.rawValue])
     }
 
+    /// The published message of a delayed send, as ntfy answers one: `time` is when it goes out; the `id` is the
+    /// scheduled send's (`X-Herald-Scheduled`), the notification's own id exists once it has gone out.
+    static func published(_ message: NtfyMessage, scheduled: ScheduledSend, timeToLive: TimeInterval) -> Response {
+        let sendAt = scheduled.sendAt ?? scheduled.createdAt
+        return published(
+            message, id: scheduled.id, time: sendAt, expires: sendAt.addingTimeInterval(timeToLive),
+            headers: [.init("X-Herald-Scheduled")!: scheduled.id.lowercasedText])
+    }
+
     private static func published(_ message: NtfyMessage, notification: PushNotification, headers: HTTPFields) -> Response {
+        published(message, id: notification.id, time: notification.createdAt, expires: notification.expiresAt, headers: headers)
+    }
+
+    private static func published(_ message: NtfyMessage, id: UUID, time: Date, expires: Date, headers: HTTPFields) -> Response {
         var body: JSONObject = [
-            "id": .string(notification.id.lowercasedText),
-            "time": .int(Int(notification.createdAt.timeIntervalSince1970)),
-            "expires": .int(Int(notification.expiresAt.timeIntervalSince1970)),
+            "id": .string(id.lowercasedText),
+            "time": .int(Int(time.timeIntervalSince1970)),
+            "expires": .int(Int(expires.timeIntervalSince1970)),
             "event": "message", "topic": .string(message.topic), "message": .string(message.message),
         ]
         body["title"] = message.title.map(JSONValue.string)
@@ -58,16 +71,20 @@ enum NtfyAnswers {
 
     /// ntfy's code for a refusal: its own numbers where ntfy has one for the same refusal, else the status times 100 + 1.
     static func code(of error: APIError) -> Int {
-        switch (error.code, error.field) {
+        if case .int(let code)? = error.extra["ntfy_code"] { return code }  // NtfyDelay's refusals
+        // ntfy has no code for a full schedule: 40900 makes its clients raise their plain conflict (aiontfy's
+        // NtfyConflictError), where 40901 would say "user already exists".
+        if error.extra["code"] == "notification_schedule.limit_exceeded" { return 40_900 }
+        return switch (error.code, error.field) {
         case (.invalidField, "priority"?): 40007
         case (.invalidField, "delay"?): 40004
         case (.invalidField, let field?) where field.hasPrefix("actions"): 40018
-        case (.invalidField, "body"?): 40013
+        case (.invalidField, "body"?): 40014  // ntfy's "attachments not allowed"
         case (.malformedJSON, _): 40024
         case (.unknownUser, _), (.notFound, _): 40401
         case (.rateLimited, _), (.exemptLimitReached, _): 42908
-        case (.backlogFull, _): 42909
-        case (.tooManyAuthFailures, _): 42901
+        case (.backlogFull, _): 42908  // ntfy's "too many messages", as the daily limit
+        case (.tooManyAuthFailures, _): 42909  // ntfy's "too many failed authentications"
         case (.bodyTooLarge, _): 41301
         default: error.status.code * 100 + 1
         }

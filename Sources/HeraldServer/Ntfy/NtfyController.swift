@@ -35,6 +35,15 @@ struct NtfyController<Context: RemoteAddressRequestContext>: Sendable {
     }
 
     private func send(_ message: NtfyMessage, request: Request, context: Context) async throws -> Response {
+        if let delay = message.delay {  // a scheduled send (NtfyDelay), to one device
+            let sendAt = try NtfyDelay.sendAt(delay, now: senders.clock.now())
+            guard !TopicID.accepts(message.topic) else {
+                throw APIError.invalidField("delay", "delay is taken for a USER_ID, not a topic id: send to the topic when it is due.")
+            }
+            let device = try await senders.device(userID: message.topic, field: "topic", request: request, context: context)
+            let scheduled = try await senders.schedule(message.draft, to: device, at: sendAt, field: "delay")
+            return NtfyAnswers.published(message, scheduled: scheduled, timeToLive: senders.pipeline.timeToLive)
+        }
         if TopicID.accepts(message.topic) {  // a topic id: every member (issue 42)
             let receipt = try await senders.send(message.draft, toTopic: message.topic, field: "topic", request: request, context: context)
             return NtfyAnswers.published(message, fanout: receipt)

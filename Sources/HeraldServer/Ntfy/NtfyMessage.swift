@@ -24,6 +24,8 @@ struct NtfyMessage {
     /// ntfy's sequence id (`X-Sequence-ID`, `sid`, JSON `sequence_id`), which updates an earlier message: Herald's
     /// collapse id, so that the later notification replaces the earlier one on the phone.
     var sequenceID: String?
+    /// ntfy's `delay` (`at`, `in`) as given: the message goes out later, as a scheduled send (``NtfyDelay``).
+    var delay: String?
 
     /// The parameter names of ntfy's table that Herald reads, canonical first.
     enum Parameter {
@@ -45,7 +47,7 @@ struct NtfyMessage {
     init(topic: String, request input: SenderRequest) throws {
         func parameter(_ names: [String]) -> String? { Self.parameter(names, in: input) }
         self.topic = topic
-        if parameter(Parameter.delay) != nil { throw Self.scheduledSendRefused }
+        delay = parameter(Parameter.delay).flatMap { $0.isEmpty ? nil : $0 }  // ntfy: an empty value is no delay
         filename = parameter(Parameter.filename)
         let messageParameter = parameter(Parameter.message)
         if let messageParameter {
@@ -75,9 +77,7 @@ struct NtfyMessage {
         func parameter(_ names: [String]) -> String? { Self.parameter(names, in: input) }
         let fields = FieldReader(json)
         topic = try fields.requiredNonEmptyString("topic")
-        if fields.value("delay") != nil || fields.value("at") != nil || fields.value("in") != nil || parameter(Parameter.delay) != nil {
-            throw Self.scheduledSendRefused
-        }
+        delay = try (fields.optionalString("delay") ?? parameter(Parameter.delay)).flatMap { $0.isEmpty ? nil : $0 }
         message = try fields.optionalString("message") ?? ""
         title = try SenderTextRule.title(fields.optionalString("title") ?? parameter(Parameter.title), field: "title")
         switch fields.value("priority") {
@@ -135,8 +135,6 @@ struct NtfyMessage {
 
     // MARK: Rules
 
-    static let scheduledSendRefused = APIError.invalidField(
-        "delay", "Herald does not schedule sends yet: delay, at and in are refused; send the message when it is due.")
     static let attachmentRefused = APIError.invalidField(
         "body",
         "The body is a file, not UTF-8 text: Herald does not store files. Send a text message and give the file's URL as attach.")

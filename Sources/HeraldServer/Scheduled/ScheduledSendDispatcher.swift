@@ -118,9 +118,9 @@ final class ScheduledSendDispatcher: Service, Sendable {
     private func send(_ send: ScheduledSend) async -> Outcome {
         do {
             guard let device = try await store.device(id: send.deviceID) else { return .refused("device_not_found") }
-            let request = try ActionNotificationRequest(try JSONValue.decode(send.notification).objectValue ?? [:])
+            let (draft, pushes) = try ScheduledNotification(stored: send.notification).prepared(tokenID: send.tokenID)
             do throws(SendError) {
-                let receipt = try await pipeline.send(request.draft, to: device)
+                let receipt = pushes ? try await pipeline.send(draft, to: device) : try await pipeline.keep(draft, for: device)
                 return .sent(receipt.notification.id)
             } catch {
                 switch error {

@@ -33,6 +33,13 @@ struct ScheduledSendRequest {
             // Repeats until acknowledged start from POST /notifications only (docs/api.md, "Receipts").
             throw APIError.invalidField("notification.acknowledge", "notification.acknowledge is not taken by a scheduled send.")
         }
+        if parsed.callbackURL != nil {
+            // callback_url reports a receipt's end, and a scheduled send has no receipt; the token's outcome callbacks
+            // (PUT /notifications/callback) report what happened to a scheduled notification.
+            throw APIError.invalidField(
+                "notification.callback_url",
+                "notification.callback_url goes with acknowledge, which a scheduled send does not take; the token's outcome callbacks report scheduled notifications.")
+        }
         switch (json["send_at"], json["recurrence"]) {
         case (let sendAt?, nil) where sendAt != .null:
             let date = try Self.time(sendAt, field: "send_at")

@@ -20,6 +20,8 @@ struct SenderDelivery: Sendable {
     let bodyLimit: Int
     /// Topic ids as ntfy topics and Bark device keys (issue 42, SenderDelivery+Topics.swift); `nil`: USER_IDs only.
     var topics: TopicDirectory? = nil
+    /// Delayed sends (ntfy's `delay`, SenderDelivery+Scheduling.swift); `nil`: refused with a 400.
+    var scheduling: SenderScheduling? = nil
 
     /// The device of a USER_ID given as an ntfy topic or a Bark device key; a failed lookup counts as a failed
     /// credential check (``AuthFailureLimiter``), as at `/api/push/notify`.

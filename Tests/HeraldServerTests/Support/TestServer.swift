@@ -46,7 +46,7 @@ struct TestServer {
     /// Runs `test` with a client connected to a live server.
     func run<Value: Sendable>(_ test: @Sendable (any TestClientProtocol) async throws -> Value) async throws -> Value {
         let app = try await buildApplication(configuration, clock: clock, store: store)
-        return try await app.test(.live, test)
+        return try await PatientLiveTest.run(app, test)
     }
 
     /// A second connection to the server's SQLite file, to look at what was stored.
