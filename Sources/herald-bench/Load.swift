@@ -24,10 +24,11 @@ final class LoadClient: Sendable {
     }
 
     /// `POST path` with a JSON body; the answer's status and body.
-    func post(_ path: String, body: ByteBuffer) async throws -> (status: UInt, body: ByteBuffer) {
+    func post(_ path: String, body: ByteBuffer, headers: [(String, String)] = []) async throws -> (status: UInt, body: ByteBuffer) {
         var request = HTTPClientRequest(url: baseURL + path)
         request.method = .POST
         request.headers.add(name: "content-type", value: "application/json")
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
         request.body = .bytes(body)
         let response = try await client.execute(request, timeout: .seconds(120))
         let bytes = try await response.body.collect(upTo: 1 << 20)

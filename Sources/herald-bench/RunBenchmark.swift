@@ -29,7 +29,7 @@ struct RunBenchmark: AsyncParsableCommand {
             beside scenario 1's when 1 runs too. 10 (only when named): activity fairness, another user's latency without \
             and under one device PATCHing its 50 full log activities flat out. 11 (only when named): Herald's RSS across \
             1,000 distinct Web Push endpoints. 12 (only when named): another user's APNs sends while seven Web Push \
-            devices send their daily quota to a push service that never answers.
+            devices send their daily quota to a push service that never answers. 13: 1,000 scheduled sends due in the             same second, their lateness. 14: a topic of 50 devices sent to by wrk, CPU per topic send against 50 ×             scenario 1's per notification. 15: scenario 1 with HERALD_RETENTION=60 after 65 s of load (only when named).
             """)
     var scenarios: String?
 
@@ -100,10 +100,10 @@ struct RunBenchmark: AsyncParsableCommand {
             let name = text.trimmingCharacters(in: .whitespaces).lowercased()
             if name == "b2" {
                 clientComparison = true
-            } else if let number = Int(name), (1...12).contains(number) {
+            } else if let number = Int(name), (1...15).contains(number) {
                 selected.insert(number)
             } else {
-                throw ValidationError("--scenarios takes numbers from 1 to 12 and b2, e.g. 1,2,5 (8 to 12 only when named)")
+                throw ValidationError("--scenarios takes numbers from 1 to 15 and b2, e.g. 1,2,5 (8 to 15 only when named)")
             }
         }
         if plan.subscribers + 1_000 > Int(limits.soft), selected.contains(4) {
@@ -152,6 +152,9 @@ struct RunBenchmark: AsyncParsableCommand {
             if selected.contains(10) { try await bench.activityFairness(victimSends: quick ? 50 : 225, rounds: quick ? 3 : 10) }
             if selected.contains(11) { try await bench.webPushMemory(endpoints: quick ? 250 : 1_000) }
             if selected.contains(12) { try await bench.silentPushHost(attackers: 7, victimSends: quick ? 50 : 150) }
+            if selected.contains(13) { try await bench.scheduledSendsDueAtOnce(count: quick ? 250 : 1_000) }
+            if selected.contains(14) { try await bench.topicFanOut(members: 50, context: context) }
+            if selected.contains(15) { try await bench.acceptAndDeliverWithRetention(prefill: .seconds(65), context: context) }
         }
         try? await apns.double.shutdown()
         try? await fcm?.double.shutdown()

@@ -26,6 +26,14 @@ struct ContentRenderingTests {
                 "/api/push/register", #"{"platform": "fcm", "token": "\#(token)"}"#, headers: registration.basic)
             #expect(moved.status == .ok)
 
+            // The test clock moves a second per look: an attempt that a loaded machine made fail (an access token not
+            // fetched in time) is retried after its back-off, which a clock that stands still never reaches.
+            let clock = fcm.server.clock
+            let double = fcm.fcm
+            #expect(await eventually(attempts: 1_200) {
+                clock.advance(by: 1)
+                return double.acceptedMessages.contains { $0.token == token }
+            })
             let message = try #require(await fcm.acceptedMessage(to: token))
             #expect(message.message["notification"] == ["title": "Door", "body": "Opened"])
             let android = try #require(message.message["android"]?.objectValue)
