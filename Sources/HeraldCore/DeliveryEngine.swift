@@ -51,6 +51,8 @@ public final class DeliveryEngine: Service, Sendable {
     let outbox: GroupCommit
     let pool: SlotPool
     let scheduler: OutboxScheduler
+    /// The deadlines of topic sends' accepts (``commit(_:)``).
+    let fanoutDeadlines = DeadlineAlarm()
     let senders: SenderRendezvous
     let attempt: DeliveryAttempt
     let store: any HeraldStore

@@ -40,6 +40,33 @@ struct TopicSendTests {
         try await apns.shutdown()
     }
 
+    /// The accept of a topic's send is bounded by the store's deadline as a single send's is: with SQLite's write lock
+    /// held by another connection, the send is answered 503 `store_unavailable` (before the 10 s the store itself would
+    /// wait for the lock), and once the lock is released nothing of it is written (its transaction gave up at its gate).
+    @Test func aTopicSendMeetsTheStoresDeadlineAndWritesNothing() async throws {
+        var server = try TestServer()
+        server.configuration.storeTimeout = .seconds(1)
+        let databasePath = server.databasePath
+        try await server.run { client in
+            let creator = try await client.register(token: Fixtures.apnsToken(1))
+            let topic = try await client.createTopic(by: creator)
+            let member = try await client.register(token: Fixtures.apnsToken(2))
+            #expect(try await client.join(topic.topicID, code: topic.joinCode, as: member).status == .created)
+
+            let lock = try RawSQLiteConnection(path: databasePath)
+            try lock.execute("BEGIN IMMEDIATE")
+            let refused = try await client.notify(topic.topicID, title: "Refused", body: "Locked")
+            #expect(refused.status == .serviceUnavailable)
+            #expect(try refused.json()["code"] == "store_unavailable")
+            try lock.execute("ROLLBACK")
+            // The store's one writer takes the given-up transaction first (it meets its gate and rolls back), then this
+            // send's: once this is answered, the file holds this send's two notifications and nothing of the other.
+            #expect(try await client.notify(topic.topicID, title: "Later", body: "Unlocked").status == .created)
+            #expect(try lock.text("SELECT count(*) FROM notification") == "2")
+            lock.close()
+        }
+    }
+
     /// A member over its daily limit is skipped and reported; the others get theirs (`partial`). When every member is
     /// over its limit, nothing is stored and the answer is the limit's 429 with the members.
     @Test func aMemberOverItsLimitIsSkippedAndReported() async throws {
