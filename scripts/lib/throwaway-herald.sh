@@ -19,6 +19,7 @@ trap 'exit 143' TERM INT  # so that the EXIT trap stops the server when CI's tim
 # Port 0 lets the system pick a free port, which the server names in its start-up line. The daily limit is raised so
 # that hundreds of generated sends are answered 201 rather than 429. No provider credentials: pushes wait in the
 # outbox, which is all the answers need.
+: >"$work/server.log"  # there before the background server opens it: the loop below reads it at once
 HERALD_HOST=127.0.0.1 HERALD_PORT=0 HERALD_DATABASE_URL=memory: HERALD_RATE_LIMIT_DAILY=1000000 \
   HERALD_DELIVERY_WAIT_MS=0 HERALD_LOG_LEVEL=info "$herald" serve >"$work/server.log" 2>&1 &
 server_pid=$!
