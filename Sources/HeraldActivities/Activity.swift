@@ -133,14 +133,19 @@ public struct ActivityMemory: Sendable, Equatable, Codable {
     public var countdownWarningSent: Bool
     /// The `aps.timestamp` of the last push rendered for this activity (strictly increasing, ``ActivityTimestamp``).
     public var lastPushTimestamp: Int?
+    /// `approval`: the answer, once the app reported a tap or the deadline took `on_expire` (``ApprovalRules``). Kept in
+    /// the document, so a row written before it reads as unanswered.
+    public var approvalAnswer: ApprovalAnswer?
 
     public init(
-        timelineHistory: [String: [TimelinePoint]] = [:], logBacklog: [JSONValue] = [], countdownWarningSent: Bool = false, lastPushTimestamp: Int? = nil
+        timelineHistory: [String: [TimelinePoint]] = [:], logBacklog: [JSONValue] = [], countdownWarningSent: Bool = false,
+        lastPushTimestamp: Int? = nil, approvalAnswer: ApprovalAnswer? = nil
     ) {
         self.timelineHistory = timelineHistory
         self.logBacklog = logBacklog
         self.countdownWarningSent = countdownWarningSent
         self.lastPushTimestamp = lastPushTimestamp
+        self.approvalAnswer = approvalAnswer
     }
 
     enum CodingKeys: String, CodingKey {
@@ -148,6 +153,7 @@ public struct ActivityMemory: Sendable, Equatable, Codable {
         case logBacklog = "log_backlog"
         case countdownWarningSent = "countdown_warning_sent"
         case lastPushTimestamp = "last_push_timestamp"
+        case approvalAnswer = "approval_answer"
     }
 }
 
@@ -163,7 +169,7 @@ public struct TimelinePoint: Sendable, Equatable, Codable {
     }
 }
 
-/// The nine templates of PushWard's activities.
+/// The ten templates of PushWard's activities (`approval`, the tenth, is in features-2026.md, not in openapi.yaml).
 public enum ActivityTemplate: String, Sendable, CaseIterable, Codable {
-    case generic, countdown, steps, alert, gauge, timeline, board, log, media
+    case generic, countdown, steps, alert, gauge, timeline, board, log, media, approval
 }

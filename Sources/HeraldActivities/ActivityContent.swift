@@ -47,6 +47,7 @@ enum ActivityContent {
             completeMedia(&merged, sent: patch, now: now)
         }
         try TemplateRules.check(merged, template: template, now: now)
+        ApprovalRules.reconcile(&merged, stored: stored, template: template, memory: &activity.memory)
         if template == .gauge, let value = merged["value"]?.doubleValue, let minimum = merged["min_value"]?.doubleValue,
             let maximum = merged["max_value"]?.doubleValue
         {

@@ -3,7 +3,8 @@ import HeraldCore
 
 /// Activities as the API answers them: openapi.yaml's `Activity` (and `ListActivitiesPage`), members that have no
 /// value left out rather than `null` (the schema has no nullable member), `kind` always `owned`, `content` defaulting
-/// to `{"template":"generic"}`, the log backlog only when asked for.
+/// to `{"template":"generic"}`, the log backlog only when asked for. An `approval` card (not in PushWard's document)
+/// also has `answer`, `null` until it is answered.
 public enum ActivityJSON {
     /// One activity as an object.
     public static func object(_ activity: Activity, includeLogBacklog: Bool = false) -> JSONObject {
@@ -26,7 +27,14 @@ public enum ActivityJSON {
         if let dismissalTTL = activity.dismissalTTL { object["dismissal_ttl"] = .int(dismissalTTL) }
         if let endedAt = activity.endedAt { object["ended_at"] = .string(rfc3339(endedAt)) }
         if let deleteAt = activity.deleteAt { object["delete_at"] = .string(rfc3339(deleteAt)) }
+        if activity.template == .approval { object["answer"] = answer(activity.memory.approvalAnswer) }
         return object
+    }
+
+    /// An approval card's `answer`: `{"option", "by": "user"|"expired", "answered_at"}`, `null` until it is answered.
+    public static func answer(_ answer: ApprovalAnswer?) -> JSONValue {
+        guard let answer else { return .null }
+        return ["option": .string(answer.option), "by": .string(answer.by.rawValue), "answered_at": .string(rfc3339(answer.answeredAt))]
     }
 
     /// One activity as the body of an answer.
@@ -105,5 +113,25 @@ public struct ActivityListQuery: Sendable, Equatable {
     /// Whether `?include=` (comma-separated) asks for the log backlog.
     public static func includesLogBacklog(_ include: String?) -> Bool {
         include?.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == "log_backlog" } ?? false
+    }
+}
+
+/// `?wait=N` of `GET /activities/{slug}`: how long to hold the read of an unanswered approval card (the answers' rule:
+/// absent or empty for 0, whole seconds, more than ``maximum`` waits that long).
+public enum ActivityWait {
+    /// The longest hold, in seconds; a client that wants to wait longer reads again.
+    public static let maximum = 25
+
+    /// The seconds to hold; 400 `request.query_invalid` at `query.wait` for anything but a whole number of 0 or more.
+    public static func seconds(_ given: String?) throws(ActivityProblem) -> Int {
+        guard let given, !given.isEmpty else { return 0 }
+        let digits = given.utf8.allSatisfy { (48...57).contains($0) }
+        guard digits else {
+            throw ActivityProblem(
+                code: .requestQueryInvalid, status: 400, detail: "wait must be a whole number of seconds, 0 or more (at most \(maximum) are waited)",
+                fieldErrors: [.init(location: "query.wait", message: "must be a whole number of seconds", value: .string(given))])
+        }
+        // All digits but past Int: as long as any larger number.
+        return min(Int(given) ?? maximum, maximum)
     }
 }

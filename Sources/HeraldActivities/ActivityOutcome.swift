@@ -148,6 +148,10 @@ public struct ActivityDue: Sendable, Equatable, Codable {
         case staleEnd = "stale_end"
         /// `delete_at` reached: the activity is deleted.
         case endedExpiry = "ended_expiry"
+        /// `approval`: answered ``ApprovalRules/endDelay`` ago, the card is ended.
+        case approvalEnd = "approval_end"
+        /// `approval`: `end_date` passed unanswered; `on_expire` is taken (when set) and the card is ended.
+        case approvalExpiry = "approval_expiry"
     }
 
     public var kind: Kind

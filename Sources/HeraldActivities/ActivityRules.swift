@@ -89,6 +89,8 @@ public struct ActivityRules: Sendable {
             return ActivityOutcome(activity: changed, action: .updated, push: ActivityPush(event: .end, dismissalDate: dismissalDate(of: changed, now: now)))
         case .endedExpiry:
             return ActivityOutcome(activity: nil, action: .deleted, deleted: activity)
+        case .approvalEnd, .approvalExpiry:
+            return runApproval(due.kind, on: activity, now: now)
         }
     }
 
@@ -232,6 +234,7 @@ public struct ActivityRules: Sendable {
     func checkFits(_ activity: Activity, now: Date) throws(ActivityProblem) {
         var activity = activity
         activity.content["history"] = nil
+        if activity.template == .approval { activity.memory.approvalAnswer = ApprovalRules.longestAnswer(of: activity, now: now) }
         let push = ActivityPush(event: .start, alert: startAlert(for: activity), sound: "notification", staleDate: now, isAlerting: true)
         do {
             _ = try LiveActivityPayload.render(activity: activity, push: push, timestamp: Int(now.timeIntervalSince1970), now: now)

@@ -5,7 +5,8 @@ import HeraldCore
 /// survives restarts and runs once across instances) can wake for it and call ``ActivityRules/run(_:on:now:)``.
 ///
 /// - ongoing: the earliest of the countdown warning (`end_date - warning_threshold`, once per `end_date`), the
-///   countdown end (`end_date`) and the stale end (`updated_at + stale_ttl`);
+///   countdown end (`end_date`), an approval card's end (``ApprovalRules/endDelay`` after its answer) or expiry
+///   (`end_date` unanswered), and the stale end (`updated_at + stale_ttl`);
 /// - ended or preempted: the deletion at `delete_at`, or 30 days after the last change without `ended_ttl`.
 public enum ActivitySchedule {
     /// The next thing due for `activity`, `nil` when nothing is.
@@ -28,6 +29,7 @@ public enum ActivitySchedule {
                 }
                 candidates.append(ActivityDue(kind: .countdownEnd, at: end))
             }
+            if activity.template == .approval, let due = ApprovalRules.nextDue(of: activity) { candidates.append(due) }
             if let staleTTL = activity.staleTTL {
                 candidates.append(ActivityDue(kind: .staleEnd, at: activity.updatedAt.addingTimeInterval(TimeInterval(staleTTL))))
             }

@@ -6,13 +6,15 @@ enum ContentState {
     typealias Reduction = @Sendable (inout JSONObject) -> Void
 
     /// The stored content (or `{"template":"generic"}`), less what never goes to the phone: the log backlog, the legacy
-    /// `url` / `secondary_url` where the structured action is set. An ended media card is `stopped`.
+    /// `url` / `secondary_url` where the structured action is set. An ended media card is `stopped`; an answered
+    /// approval card carries `answer` (``ApprovalRules/wireForm(of:)``).
     static func wireForm(of activity: Activity, event: ActivityEvent) -> JSONObject {
         var content = activity.contentForAnswer
         content["log_backlog"] = nil
         if content["url_action"] != nil { content["url"] = nil }
         if content["secondary_url_action"] != nil { content["secondary_url"] = nil }
         if event == .end, activity.template == .media { content["playback_state"] = "stopped" }
+        if activity.template == .approval, let answer = activity.memory.approvalAnswer { content["answer"] = ApprovalRules.wireForm(of: answer) }
         return content
     }
 

@@ -1,7 +1,7 @@
 import Foundation
 import HeraldCore
 
-/// The field rules of the nine templates (docs-full.txt's field tables and "Template-Specific Validation", openapi.yaml's
+/// The field rules of the ten templates (docs-full.txt's field tables and "Template-Specific Validation", openapi.yaml's
 /// `Content*` schemas), checked on the merged content. Members a template does not name are kept (the schemas allow
 /// additional properties), except the image trio and the media fields, which only their templates accept.
 enum TemplateRules {
@@ -26,6 +26,7 @@ enum TemplateRules {
         case .board: try checkBoard(reader)
         case .log: try checkLog(reader)
         case .media: try checkMedia(reader, now: now)
+        case .approval: try ApprovalRules.check(reader)
         }
     }
 

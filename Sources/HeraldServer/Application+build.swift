@@ -91,9 +91,11 @@ public func buildApplication(
         policy: RetentionPolicy(
             retention: configuration.retention, deviceIdleDays: configuration.deviceIdleDays, interval: configuration.retentionInterval),
         clock: clock, logger: logger)
+    // Approval cards' long polls (docs/activities.md, "Approval cards"), polled across instances as the answers' are.
+    let approvalWaiters = ApprovalWaiters(store: store, pollInterval: store.cluster == nil ? nil : .seconds(1))
     let activities = ActivityDispatcher(
         store: store, pipeline: pipeline, clock: clock, attributesType: configuration.liveActivityAttributesType,
-        instanceID: worker.instanceID, logger: logger)
+        instanceID: worker.instanceID, approvalWaiters: approvalWaiters, logger: logger)
     // Answer long polls; with several instances, answers taken by another one are polled for (docs/api.md, "Answers").
     let answerWaiters = AnswerWaiters(store: store, pollInterval: store.cluster == nil ? nil : .seconds(1))
     let scheduled = ScheduledSendDispatcher(
@@ -108,7 +110,7 @@ public func buildApplication(
     let callbacks = CallbackSettings(outbox: callbackOutbox, policy: try configuration.callbacks.egressPolicy())
     let (router, webSocket) = buildRouters(
         store: store, pipeline: pipeline, worker: worker, hub: hub, link: link, activities: activities, answerWaiters: answerWaiters,
-        retention: retention, scheduled: scheduled, receipts: receipts, callbacks: callbacks,
+        approvalWaiters: approvalWaiters, retention: retention, scheduled: scheduled, receipts: receipts, callbacks: callbacks,
         activityWrites: ActivityWriteLimiter(
             burst: configuration.activityWriteBurst, perSecond: Double(configuration.activityWritesPerSecond), clock: clock),
         clock: clock,
@@ -138,6 +140,7 @@ public func buildApplication(
     services.append(HeapTrimmer())
     services.append(answerWaiters)
     services.append(receiptWaiters)
+    services.append(approvalWaiters)
     return Application(
         router: AccessLog(MethodCheckingRouter(router: router), logsRequests: configuration.accessLog),
         server: guardedServer(webSocket: webSocket, configuration: configuration),
@@ -185,7 +188,8 @@ func guardedServer(webSocket: WebSocketController, configuration: HeraldConfigur
 /// The HTTP router, and the controller that decides WebSocket upgrades (it sees only requests that ask for one).
 func buildRouters(
     store: any HeraldStore, pipeline: SendPipeline, worker: DeliveryEngine, hub: WebSocketHub, link: ClusterLink? = nil,
-    activities: ActivityDispatcher? = nil, answerWaiters: AnswerWaiters? = nil, retention: RetentionSweeper? = nil,
+    activities: ActivityDispatcher? = nil, answerWaiters: AnswerWaiters? = nil, approvalWaiters: ApprovalWaiters? = nil,
+    retention: RetentionSweeper? = nil,
     scheduled: ScheduledSendDispatcher? = nil, receipts: ReceiptDispatcher? = nil, callbacks: CallbackSettings? = nil,
     activityWrites: ActivityWriteLimiter? = nil,
     clock: any WallClock, bodyLimit: Int,
@@ -274,11 +278,14 @@ func buildRouters(
         activityCount: { id in try await store.activities(deviceID: id).filter { !$0.isTombstone }.count }
     ).addRoutes(to: router)
     if let activities {  // PushWard's activities (issue 31): PushWardActivities/
-        let service = ActivityService(store: store, clock: clock, logger: logger, wake: { activities.wake() })
+        let approvals = approvalWaiters ?? activities.approvalWaiters ?? ApprovalWaiters(store: store)
+        let service = ActivityService(store: store, clock: clock, logger: logger, approvalWaiters: approvals, wake: { activities.wake() })
         PushWardActivitiesController(
-            service: service, authorizer: authorizer, bodyLimit: bodyLimit, writeLimiter: activityWrites ?? ActivityWriteLimiter(clock: clock)
+            service: service, authorizer: authorizer, bodyLimit: bodyLimit,
+            writeLimiter: activityWrites ?? ActivityWriteLimiter(clock: clock), approvalWaiters: approvals
         ).addRoutes(to: router)
         ActivityTokenController(service: service, directory: directory, credentials: credentials, bodyLimit: bodyLimit).addRoutes(to: api)
+        ApprovalAnswerController(service: service, directory: directory, credentials: credentials, bodyLimit: bodyLimit).addRoutes(to: api)
     }
     HomeAssistantController(pipeline: pipeline, directory: directory, credentials: credentials, clock: clock, bodyLimit: bodyLimit)
         .addRoutes(to: api)

@@ -34,6 +34,8 @@ struct OpenAPITests {
                 "/api/push/topics/{topic_id}/members/{member_id}", "/api/push/topics/{topic_id}/join_code",
                 // Issue 39: a token's outcome callbacks.
                 "/notifications/callback",
+                // Issue 39, section 2: the app's answer to an approval card.
+                "/api/push/activities/{slug}/answer",
             ])
         }
     }

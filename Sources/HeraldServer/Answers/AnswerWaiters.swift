@@ -3,10 +3,11 @@ import HeraldCore
 import ServiceLifecycle
 import Synchronization
 
-/// The long polls of `GET /notifications/answers/{id}?wait=N` (``AnswerWaiters``) and of
-/// `GET /notifications/receipts/{id}?wait=N` (``ReceiptWaiters``): each waiter is a parked continuation, not a thread,
-/// woken when what it waits for lands (``read`` finds a value for its id), when its time is up, or at once when the
-/// server shuts down.
+/// The long polls of `GET /notifications/answers/{id}?wait=N` (``AnswerWaiters``), of
+/// `GET /notifications/receipts/{id}?wait=N` (``ReceiptWaiters``) and of `GET /activities/{slug}?wait=N`
+/// (``ApprovalWaiters``, keyed by device and slug): each waiter is a parked continuation, not a thread, woken when
+/// what it waits for lands (``read`` finds a value for its key), when its time is up, or at once when the server shuts
+/// down.
 ///
 /// - An answer reported to this instance wakes its waiters directly (``answered(_:)``).
 /// - With several instances on one PostgreSQL database (``init(store:pollInterval:)`` with an interval), this service
@@ -17,7 +18,7 @@ import Synchronization
 /// ```swift
 /// let answer = try await waiters.wait(for: id, upTo: .seconds(25))   // nil: still pending
 /// ```
-final class LongPollWaiters<Value: Sendable>: Service, Sendable {
+final class LongPollWaiters<Key: Hashable & Sendable, Value: Sendable>: Service, Sendable {
     private enum Slot {
         case registered
         case parked(CheckedContinuation<Void, Never>)
@@ -25,16 +26,16 @@ final class LongPollWaiters<Value: Sendable>: Service, Sendable {
     }
 
     private struct State {
-        var waiters: [UUID: [Int: Slot]] = [:]
+        var waiters: [Key: [Int: Slot]] = [:]
         var nextKey = 0
     }
 
     /// What has landed for those of the ids that have something (an answer, an ended receipt).
-    private let read: @Sendable ([UUID]) async throws -> [UUID: Value]
+    private let read: @Sendable ([Key]) async throws -> [Key: Value]
     private let pollInterval: Duration?
     private let state = Mutex(State())
 
-    init(pollInterval: Duration? = nil, read: @escaping @Sendable ([UUID]) async throws -> [UUID: Value]) {
+    init(pollInterval: Duration? = nil, read: @escaping @Sendable ([Key]) async throws -> [Key: Value]) {
         self.read = read
         self.pollInterval = pollInterval
     }
@@ -43,7 +44,7 @@ final class LongPollWaiters<Value: Sendable>: Service, Sendable {
     var count: Int { state.withLock { $0.waiters.values.reduce(0) { $0 + $1.count } } }
 
     /// What landed for `id`, waiting up to `duration` for it; `nil` when nothing has by then.
-    func wait(for id: UUID, upTo duration: Duration) async throws -> Value? {
+    func wait(for id: Key, upTo duration: Duration) async throws -> Value? {
         let key = register(id)
         defer { unregister(id, key) }
         // Registered before this read: an answer that lands after it wakes the slot.
@@ -67,7 +68,7 @@ final class LongPollWaiters<Value: Sendable>: Service, Sendable {
     }
 
     /// What `id` waits for landed on this instance (an answer recorded, a receipt ended): its waiters wake.
-    func answered(_ id: UUID) {
+    func answered(_ id: Key) {
         let keys = state.withLock { Array(($0.waiters[id] ?? [:]).keys) }
         for key in keys { wake(id, key) }
     }
@@ -89,7 +90,7 @@ final class LongPollWaiters<Value: Sendable>: Service, Sendable {
         }
     }
 
-    private func register(_ id: UUID) -> Int {
+    private func register(_ id: Key) -> Int {
         state.withLock { state in
             let key = state.nextKey
             state.nextKey += 1
@@ -98,14 +99,14 @@ final class LongPollWaiters<Value: Sendable>: Service, Sendable {
         }
     }
 
-    private func unregister(_ id: UUID, _ key: Int) {
+    private func unregister(_ id: Key, _ key: Int) {
         state.withLock { state in
             state.waiters[id]?[key] = nil
             if state.waiters[id]?.isEmpty == true { state.waiters[id] = nil }
         }
     }
 
-    private func park(_ id: UUID, _ key: Int, _ continuation: CheckedContinuation<Void, Never>) {
+    private func park(_ id: Key, _ key: Int, _ continuation: CheckedContinuation<Void, Never>) {
         let resumeNow = state.withLock { state -> Bool in
             guard case .registered? = state.waiters[id]?[key] else { return true }  // woken already
             state.waiters[id]?[key] = .parked(continuation)
@@ -114,7 +115,7 @@ final class LongPollWaiters<Value: Sendable>: Service, Sendable {
         if resumeNow { continuation.resume() }
     }
 
-    private func wake(_ id: UUID, _ key: Int) {
+    private func wake(_ id: Key, _ key: Int) {
         let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
             guard let slot = state.waiters[id]?[key] else { return nil }
             state.waiters[id]?[key] = .woken
@@ -126,9 +127,9 @@ final class LongPollWaiters<Value: Sendable>: Service, Sendable {
 }
 
 /// The answers' long polls.
-typealias AnswerWaiters = LongPollWaiters<NotificationAnswer>
+typealias AnswerWaiters = LongPollWaiters<PushNotification.ID, NotificationAnswer>
 
-extension LongPollWaiters where Value == NotificationAnswer {
+extension LongPollWaiters where Key == PushNotification.ID, Value == NotificationAnswer {
     convenience init(store: any AfterPushStore, pollInterval: Duration? = nil) {
         self.init(pollInterval: pollInterval) { ids in try await store.answers(of: ids) }
     }

@@ -60,6 +60,9 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     case activityNotFound = "activity_not_found"
     /// The notification was answered before; the first answer stays (docs/api.md, "Answers").
     case alreadyAnswered = "already_answered"
+    /// The activity takes no answer: it is not an `approval` card, or it ended unanswered (docs/activities.md,
+    /// "Approval cards").
+    case activityNotAnswerable = "activity_not_answerable"
 
     // MARK: Topics (issue 42)
 
@@ -102,7 +105,7 @@ public enum ErrorCode: String, CaseIterable, Sendable {
         switch self {
         case .malformedJSON, .invalidField, .malformedHTTP, .payloadTooLarge, .unknownField: .badRequest
         case .activityNotFound: .unprocessableContent
-        case .alreadyAnswered: .conflict
+        case .alreadyAnswered, .activityNotAnswerable: .conflict
         case .credentialsRequired, .tokenRequired, .invalidToken, .registrationTokenRequired: .unauthorized
         case .wrongDeviceSecret, .wrongRegistrationToken, .missingPushToken, .invalidPushToken, .unknownPushToken,
             .insufficientScope:
@@ -160,8 +163,9 @@ public enum ErrorCode: String, CaseIterable, Sendable {
         case .tooManySubscribes: "Too many subscriptions on this socket in a short time; subscribe again later."
         case .malformedJSON, .invalidField, .otherHTTPStatus, .malformedHTTP, .requestTimeout, .tooManyAuthFailures,
             .registrationRateLimited, .tokenNameTaken, .tooManyTokens, .deviceMustReregister, .rateLimited, .exemptLimitReached,
-            .backlogFull, .payloadTooLarge, .unknownField, .activityNotFound, .alreadyAnswered, .topicFull, .tooManyTopics,
-            .rejectedByProvider, .pushWardProblem, .homeAssistantInvalidToken, .homeAssistantPayloadTooLarge, .homeAssistantInternalError:
+            .backlogFull, .payloadTooLarge, .unknownField, .activityNotFound, .alreadyAnswered, .activityNotAnswerable, .topicFull,
+            .tooManyTopics, .rejectedByProvider, .pushWardProblem, .homeAssistantInvalidToken, .homeAssistantPayloadTooLarge,
+            .homeAssistantInternalError:
             nil
         }
     }

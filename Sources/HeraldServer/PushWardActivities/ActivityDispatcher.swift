@@ -30,6 +30,8 @@ final class ActivityDispatcher: Service, Sendable {
     let instanceID: String
     let logger: Logger
     let pollInterval: Duration
+    /// The long polls of approval cards, woken when a behaviour run here settles one (its end, its expiry).
+    let approvalWaiters: ApprovalWaiters?
     /// How long a claim holds an activity (a pass takes far less; a crashed instance's claims expire after it).
     let leaseDuration: TimeInterval = 30
     /// How long an activity push may wait in the outbox before it is dropped (a newer state is sent instead).
@@ -46,7 +48,7 @@ final class ActivityDispatcher: Service, Sendable {
     init(
         store: any HeraldStore, pipeline: SendPipeline, rules: ActivityRules = ActivityRules(), clock: any WallClock,
         attributesType: String = LiveActivityPayload.defaultAttributesType, instanceID: String,
-        pollInterval: Duration = .milliseconds(500), logger: Logger
+        pollInterval: Duration = .milliseconds(500), approvalWaiters: ApprovalWaiters? = nil, logger: Logger
     ) {
         self.store = store
         self.pipeline = pipeline
@@ -55,6 +57,7 @@ final class ActivityDispatcher: Service, Sendable {
         self.attributesType = attributesType
         self.instanceID = instanceID
         self.pollInterval = pollInterval
+        self.approvalWaiters = approvalWaiters
         self.logger = logger
     }
 
@@ -104,7 +107,9 @@ final class ActivityDispatcher: Service, Sendable {
     private func work(on claimed: ActivityRecord) async {
         let key = ActivityKey(deviceID: claimed.deviceID, slug: claimed.slug)
         do {
-            if let due = claimed.nextDueAt, due <= clock.now().addingTimeInterval(Self.dueSlack) { try await runDue(claimed) }
+            if let due = claimed.nextDueAt, due <= clock.now().addingTimeInterval(Self.dueSlack), try await runDue(claimed) {
+                approvalWaiters?.answered(key)
+            }
             try await push(deviceID: claimed.deviceID, slug: claimed.slug)
             _ = failures.withLock { $0.removeValue(forKey: key) }
         } catch {
@@ -138,25 +143,28 @@ final class ActivityDispatcher: Service, Sendable {
     }
 
     /// Runs the server-managed behaviour that fell due, in one transaction with its push mark (and its deletion).
-    private func runDue(_ claimed: ActivityRecord) async throws {
+    /// Whether it left the activity settled for an approval card's long polls (``ApprovalRules/isSettled(_:)``).
+    private func runDue(_ claimed: ActivityRecord) async throws -> Bool {
         let now = clock.now()
         let (rules, owner) = (rules, instanceID)
-        try await store.changeActivity(deviceID: claimed.deviceID, slug: claimed.slug) { neighbourhood in
-            guard let record = neighbourhood.record, record.lease?.owner == owner, !record.isTombstone else { return (ActivityWrites(), ()) }
+        return try await store.changeActivity(deviceID: claimed.deviceID, slug: claimed.slug) { neighbourhood in
+            guard let record = neighbourhood.record, record.lease?.owner == owner, !record.isTombstone else {
+                return (ActivityWrites(), false)
+            }
             let activity = try record.decodedActivity()
             guard let due = ActivitySchedule.nextDue(of: activity, rules: rules), due.at <= now else {
                 var unchanged = record
                 unchanged.nextDueAt = ActivitySchedule.nextDue(of: activity, rules: rules)?.at
-                return (ActivityWrites(upserts: [unchanged]), ())
+                return (ActivityWrites(upserts: [unchanged]), false)
             }
             guard let outcome = rules.run(due, on: activity, now: now) else {
                 var unchanged = record
                 unchanged.nextDueAt = nil  // not what is due after all: nothing until the next change
-                return (ActivityWrites(upserts: [unchanged]), ())
+                return (ActivityWrites(upserts: [unchanged]), false)
             }
             let writes = try ActivityService.writes(
                 for: outcome, slug: record.slug, existing: record, others: neighbourhood.otherOngoing, deviceID: record.deviceID, now: now)
-            return (writes, ())
+            return (writes, ApprovalRules.isSettled(outcome.activity))
         }
     }
 }

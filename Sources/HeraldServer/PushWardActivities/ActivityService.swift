@@ -17,15 +17,18 @@ struct ActivityService: Sendable {
     let logger: Logger
     /// Called after a change that has something to push.
     let wake: @Sendable () -> Void
+    /// The long polls of approval cards (`GET /activities/{slug}?wait=N`), woken by a change that settles one.
+    let approvalWaiters: ApprovalWaiters?
 
     init(
         store: any HeraldStore, rules: ActivityRules = ActivityRules(), clock: any WallClock,
-        logger: Logger = Logger(label: "herald.activities"), wake: @escaping @Sendable () -> Void
+        logger: Logger = Logger(label: "herald.activities"), approvalWaiters: ApprovalWaiters? = nil, wake: @escaping @Sendable () -> Void
     ) {
         self.store = store
         self.rules = rules
         self.clock = clock
         self.logger = logger
+        self.approvalWaiters = approvalWaiters
         self.wake = wake
     }
 
@@ -69,6 +72,7 @@ struct ActivityService: Sendable {
             }
         }
         if outcome.push != nil || !outcome.evictions.isEmpty { wake() }
+        if ApprovalRules.isSettled(outcome.activity) { settled(slug, of: device.id) }
         return outcome
     }
 
@@ -149,6 +153,7 @@ struct ActivityService: Sendable {
             }
         }
         guard found else { throw .notFound }
+        settled(slug, of: device.id)
     }
 
     /// Runs a store call; an ``ActivityProblem`` the rules threw goes through, an activity that cannot be encoded is

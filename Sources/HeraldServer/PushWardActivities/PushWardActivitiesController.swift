@@ -3,11 +3,12 @@ import HTTPTypes
 import HeraldActivities
 import HeraldCore
 import Hummingbird
+import Logging
 import NIOCore
 
 /// PushWard's activity paths, at PushWard's addresses (its `openapi.yaml`), so that its clients work against Herald by
 /// changing the base URL: `GET /activities`, `POST /activities`, `GET`/`PATCH`/`DELETE /activities/{slug}` and
-/// `POST /activities/{slug}/snooze`. Authorised by API tokens with PushWard's scopes and slugs
+/// `POST /activities/{slug}/snooze`; `GET /activities/{slug}?wait=N` holds the read of an unanswered approval card. Authorised by API tokens with PushWard's scopes and slugs
 /// (``PushWardAuthorizer``); every refusal is problem details (``ErrorShape/problemDetails``) with PushWard's `code`.
 struct PushWardActivitiesController<Context: RemoteAddressRequestContext>: Sendable {
     let service: ActivityService
@@ -15,6 +16,8 @@ struct PushWardActivitiesController<Context: RemoteAddressRequestContext>: Senda
     let bodyLimit: Int
     /// Writes per API token (429 `rate_limit.exceeded` past it); reads are not limited.
     let writeLimiter: ActivityWriteLimiter
+    /// Holds `GET /activities/{slug}?wait=N` of an unanswered approval card (none: the read answers at once).
+    var approvalWaiters: ApprovalWaiters? = nil
 
     func addRoutes(to router: some RouterMethods<Context>) {
         let activities = router.group("activities").add(middleware: ErrorShapeMiddleware(.problemDetails))
@@ -57,7 +60,18 @@ struct PushWardActivitiesController<Context: RemoteAddressRequestContext>: Senda
     @Sendable func read(_ request: Request, context: Context) async throws -> Response {
         let slug = try Self.slug(context)
         let (_, device) = try await authorizer.authorize(request, context: context, scope: .activityUpdate, slug: slug)
-        let activity = try await problem { try await service.activity(slug, of: device) }
+        let wait = try problem { try ActivityWait.seconds(request.uri.queryParameters["wait"].map(String.init)) }
+        var activity = try await problem { try await service.activity(slug, of: device) }
+        if wait > 0, let approvalWaiters, !ApprovalRules.isSettled(activity) {
+            // An unanswered approval card: held until it is answered (or ends) or `wait` passes, then read again.
+            do {
+                _ = try await approvalWaiters.wait(for: ActivityKey(deviceID: device.id, slug: slug), upTo: .seconds(wait))
+            } catch {
+                service.logger.error("An activity store call failed", metadata: ["error": "\(error)"])
+                throw Self.apiError(.serviceUnavailable)
+            }
+            activity = try await problem { try await service.activity(slug, of: device) }
+        }
         let include = request.uri.queryParameters["include"].map(String.init)
         return Self.json(.ok, try ActivityJSON.body(activity, includeLogBacklog: ActivityListQuery.includesLogBacklog(include)))
     }

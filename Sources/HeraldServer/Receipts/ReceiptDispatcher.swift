@@ -5,9 +5,9 @@ import ServiceLifecycle
 import Synchronization
 
 /// The long polls of `GET /notifications/receipts/{id}?wait=N`: a waiter wakes once its receipt has ended.
-typealias ReceiptWaiters = LongPollWaiters<Receipt>
+typealias ReceiptWaiters = LongPollWaiters<Receipt.ID, Receipt>
 
-extension LongPollWaiters where Value == Receipt {
+extension LongPollWaiters where Key == Receipt.ID, Value == Receipt {
     convenience init(store: any ReceiptStore, pollInterval: Duration? = nil) {
         self.init(pollInterval: pollInterval) { ids in try await store.receipts(ids: ids).filter { $0.value.status.isEnded } }
     }
