@@ -7,7 +7,8 @@ reads Herald's RSS and thread count before and while all N are held: (while - be
 round of 500 polls first, so that what every connection needs once is there before the baseline. Then the device
 answers every notification and the script checks that every held poll was answered `answered` (no poll left behind).
 
-    HERALD_DATABASE_URL=memory: HERALD_RATE_LIMIT_DAILY=100000 herald serve &
+    HERALD_DATABASE_URL=memory: HERALD_RATE_LIMIT_DAILY=100000 HERALD_MAX_CONNECTIONS=12000 \
+      HERALD_MAX_CONNECTIONS_PER_ADDRESS=0 herald serve &   # N polls from one address, plus the answers
     python3 scripts/answer-poll-memory.py --url http://127.0.0.1:8080 --pid $(pgrep -f 'herald serve') --polls 10000
 
 Standard library only; needs an open-file limit above N (ulimit -n) for this script and for Herald.

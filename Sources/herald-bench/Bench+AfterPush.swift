@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import HeraldCore
 import NIOCore
 
@@ -134,11 +135,20 @@ extension Bench {
         let load = try wrk.load("scenario-15-prefill", path: "/api/push/notify", bodies: bodies, connections: plan.clients)
         _ = try await wrk.run(load, port: port, duration: prefill, label: "prefill (deleted during the measurement)")
         let sizeBefore = Self.databaseBytes(database)
+        let prefilled = try Self.notificationCount(database)
         let figures = try await acceptAndDeliver(
             herald: herald, port: port, bodies: bodies, provider: apns, doubleLimit: context.baselines.double, store: database,
             scenario: scenario, baselines: context.baselines)
         let sizeAfter = Self.databaseBytes(database)
         _ = await herald.stop()
+        // What the retention deleted: the rows left against those the prefill left and the run accepted since.
+        let left = try Self.notificationCount(database)
+        let acceptedSince = Int(figures.accepted * plan.measure.seconds)
+        report.add(
+            Figure(
+                scenario: scenario, name: "notifications in the store after the run (the prefill left \(Format.grouped(Double(prefilled))))",
+                value: Double(left), unit: "count", ratio: Double(left) / Double(max(1, prefilled + acceptedSince)),
+                ratioTo: "of the prefill's and the measured window's (about \(Format.grouped(Double(prefilled + acceptedSince))))"))
         report.add(
             Figure(
                 scenario: scenario, name: "database file and WAL after the prefill / after the measurement", value: Double(sizeAfter) / 1_048_576,
@@ -148,6 +158,10 @@ extension Bench {
                 scenario1, delivered: figures.delivered, cpuPerNotification: figures.heraldCPUPerNotification, scenario: scenario,
                 what: "retention deleting", reference: "no retention pass due")
         }
+    }
+
+    private static func notificationCount(_ path: String) throws -> Int {
+        try DatabaseQueue(path: path).read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM notification") ?? 0 }
     }
 
     private static func databaseBytes(_ path: String) -> Int {

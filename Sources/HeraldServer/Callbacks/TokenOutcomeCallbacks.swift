@@ -20,7 +20,9 @@ struct TokenOutcomeCallbacks: DeliveryOutcomeObserver {
     let logger: Logger
 
     func outcomeSaved(_ notification: PushNotification, verdict: AttemptVerdict) async {
-        guard let (event, reason) = Self.event(of: verdict) else { return }
+        // Every outcome comes here; most notifications have no sending token (the camera API, Home Assistant): nothing
+        // is built for them (the data was 0.4 % of Herald's samples in scenario 1 when it was built first).
+        guard Self.senderToken(of: notification) != nil, let (event, reason) = Self.event(of: verdict) else { return }
         await enqueue(event, data: Self.data(notification, reason: reason), for: notification)
     }
 
@@ -32,9 +34,14 @@ struct TokenOutcomeCallbacks: DeliveryOutcomeObserver {
         await enqueue(.answered, data: data, for: notification)
     }
 
+    /// The API token that sent `notification` (`POST /notifications`), if one did.
+    static func senderToken(of notification: PushNotification) -> UUID? {
+        guard case .string(let token)? = notification.content?.meta[CallbackOutbox.senderTokenKey] else { return nil }
+        return UUID(uuidString: token)
+    }
+
     private func enqueue(_ event: CallbackEvent, data: JSONObject, for notification: PushNotification) async {
-        guard case .string(let token)? = notification.content?.meta[CallbackOutbox.senderTokenKey], let tokenID = UUID(uuidString: token)
-        else { return }
+        guard let tokenID = Self.senderToken(of: notification) else { return }
         do {
             guard let url = try await outbox.store.tokenCallbackURL(tokenID: tokenID) else { return }
             try await outbox.enqueue(event, data: data, url: url, deviceID: notification.deviceID, tokenID: tokenID)
