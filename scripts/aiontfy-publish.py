@@ -8,32 +8,13 @@ aiontfy declares Python 3.12 or later; Debian 12 has 3.11, which runs it (it use
 
 import asyncio
 import base64
-import json
-import sys
 import time
-import urllib.request
 
 from aiontfy import BroadcastAction, HttpAction, Message, Ntfy, ViewAction
 from aiontfy.exceptions import NtfyBadRequestError, NtfyHTTPError, NtfyNotFoundError
 from aiontfy.types import Event, Priority
 
-BASE = sys.argv[1]
-failures = []
-
-
-def check(condition, message):
-    print(("ok   " if condition else "FAIL ") + message)
-    if not condition:
-        failures.append(message)
-
-
-def call(method, path, body=None, headers=None):
-    request = urllib.request.Request(
-        BASE + path, data=None if body is None else json.dumps(body).encode(), method=method,
-        headers={"Content-Type": "application/json", **(headers or {})})
-    with urllib.request.urlopen(request, timeout=15) as answer:
-        return json.loads(answer.read() or b"{}")
-
+from sender_checks import BASE, call, check, finish
 
 device = call("POST", "/api/push/register", {"token": "cd" * 32, "environment": "production"})
 user_id = device["user_id"]
@@ -103,7 +84,4 @@ async def main():
 
 
 asyncio.run(main())
-if failures:
-    print(f"{len(failures)} aiontfy check(s) failed", file=sys.stderr)
-    sys.exit(1)
-print("All aiontfy checks passed.")
+finish("aiontfy")

@@ -6,29 +6,12 @@ import base64
 import json
 import os
 import subprocess
-import sys
-import urllib.request
 
 import apprise
 
-BASE = sys.argv[1]
+from sender_checks import BASE, call, check, finish
+
 HOST_PORT = BASE.removeprefix("http://")
-failures = []
-
-
-def check(condition, message):
-    print(("ok   " if condition else "FAIL ") + message)
-    if not condition:
-        failures.append(message)
-
-
-def call(method, path, body=None, headers=None):
-    request = urllib.request.Request(
-        BASE + path, data=None if body is None else json.dumps(body).encode(), method=method,
-        headers={"Content-Type": "application/json", **(headers or {})})
-    with urllib.request.urlopen(request, timeout=15) as answer:
-        return json.loads(answer.read() or b"{}")
-
 
 device = call("POST", "/api/push/register", {"token": "ab" * 32, "environment": "production"})
 user_id, secret = device["user_id"], device["device_secret"]
@@ -99,7 +82,4 @@ curl(f"{BASE}/{user_id}/publish?message=Door+opened&priority=low&tags=door")
 item = latest()
 check(item.get("body") == "🚪 Door opened" and item.get("level") == "passive", f"curl GET /publish: {item}")
 
-if failures:
-    print(f"{len(failures)} check(s) failed", file=sys.stderr)
-    sys.exit(1)
-print("All Apprise checks passed.")
+finish("Apprise")

@@ -81,8 +81,8 @@ struct StoreDeadlineTests {
 
         proxy.set(.forward)
         #expect(await eventually(attempts: 300) { (try? await get(base + "/readyz").status) == 200 }, "ready again")
-        let after = try await send(base, device, title: "after")
-        #expect(after.status == 201, "\(after.json)")
+        // As before the freeze, a loaded machine may miss the 1 s deadline once more (503, nothing stored): try again.
+        #expect(await eventually(attempts: 20) { (try? await send(base, device, title: "after").status) == 201 }, "accepted again")
         #expect(await eventually { cluster.apns.acceptedPushes.contains { $0.body.contains(Data("after".utf8)) } })
         // Leases last 2 s: anything refused but committed would have been delivered by now.
         try await Task.sleep(for: .seconds(5))
