@@ -80,7 +80,7 @@ struct AnswerTests {
             // The held poll on a connection of its own: the test client's one connection would queue the report behind
             // it (the poll then ran into the client's read timeout, or answered only after its 25 s).
             let url = "http://127.0.0.1:\(try #require(client.port))/notifications/answers/\(id)?wait=25"
-            async let held = clusterRequest(.GET, url, headers: [("Authorization", "Bearer \(token.token)")])
+            async let held = clusterRequest(.GET, url, headers: [("Authorization", "Bearer \(token.token)")], timeout: .seconds(145))
             try await Task.sleep(for: .milliseconds(500))  // most likely parked by then (if not, it reads the answer at once)
             // Answered while the poll is held; the poll answers as soon as the answer lands (well before 25 s).
             let answer = try await report(client, id, #"{"action_id": "ignore"}"#, as: owner)

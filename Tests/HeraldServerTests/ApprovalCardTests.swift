@@ -5,6 +5,7 @@ import HeraldActivities
 import HeraldCore
 import HeraldTesting
 import HummingbirdTesting
+import NIOCore
 import NIOHTTP1
 import Testing
 
@@ -41,7 +42,9 @@ struct ApprovalCardTests {
         _ client: some TestClientProtocol, _ slug: String, wait: Int, as device: ActivityDevice
     ) async throws -> ClusterAnswer {
         let url = "http://127.0.0.1:\(try #require(client.port))/activities/\(slug)?wait=\(wait)"
-        return try await clusterRequest(.GET, url, headers: [("Authorization", try #require(device.bearer[.authorization]))])
+        // The wait, and as long again as a loaded machine may take to answer after it.
+        return try await clusterRequest(
+            .GET, url, headers: [("Authorization", try #require(device.bearer[.authorization]))], timeout: .seconds(Int64(wait) + 120))
     }
 
     @Test func theTapIsRecordedOnceAndTheCardEndsFiveSecondsLaterShowingIt() async throws {

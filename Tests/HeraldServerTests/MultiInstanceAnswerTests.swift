@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import HeraldCore
 import HeraldTesting
+import NIOCore
 import NIOHTTP1
 import Testing
 
@@ -27,7 +28,7 @@ struct MultiInstanceAnswerTests {
         let id = try #require(sent.json["id"]?.stringValue)
 
         // Held by instance 1; answered through instance 0.
-        async let held = clusterRequest(.GET, cluster.base(1) + "/notifications/answers/\(id)?wait=25", headers: [bearer])
+        async let held = clusterRequest(.GET, cluster.base(1) + "/notifications/answers/\(id)?wait=25", headers: [bearer], timeout: .seconds(145))
         let answered = try await clusterRequest(
             .POST, cluster.base(0) + "/api/push/notifications/\(id)/answer", body: #"{"action_id": "ack"}"#, headers: [basicAuthorization(device)])
         #expect(answered.status == 204)

@@ -102,12 +102,22 @@ struct ProcessMetrics: Equatable {
         defer { closedir(directory) }
         var count = 0
         while let entry = readdir(directory) {
-            let isDot = withUnsafeBytes(of: entry.pointee.d_name) { name in
-                name[0] == UInt8(ascii: ".") && (name[1] == 0 || name[1] == UInt8(ascii: ".") && name[2] == 0)
-            }
-            if !isDot { count += 1 }
+            if !isDotEntry(entry) { count += 1 }
         }
         return Double(max(0, count - 1))
+    }
+
+    private static let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name) ?? 19
+
+    /// Whether a directory entry is `.` or `..`, read in place. Not `entry.pointee.d_name`, which copies all 256 bytes
+    /// of the field: an entry is only as long as its name (`d_reclen`), and one at the end of readdir's buffer then
+    /// reads past it. A full test run crashed so in a `/metrics` scrape ("Bad pointer dereference" in memcpy, here).
+    /// The name ends with a NUL, so its first three bytes are read only as far as it goes.
+    static func isDotEntry(_ entry: UnsafePointer<dirent>) -> Bool {
+        let name = UnsafeRawPointer(entry).advanced(by: nameOffset).assumingMemoryBound(to: UInt8.self)
+        let dot = UInt8(ascii: ".")
+        guard name[0] == dot else { return false }
+        return name[1] == 0 || (name[1] == dot && name[2] == 0)
     }
 
     /// A small file of /proc, read to its end (their size is reported as 0, so it is read in chunks).

@@ -102,7 +102,7 @@ struct ClusterAnswer: Sendable {
 }
 
 func clusterRequest(
-    _ method: HTTPMethod, _ url: String, body: String? = nil, headers: [(String, String)] = []
+    _ method: HTTPMethod, _ url: String, body: String? = nil, headers: [(String, String)] = [], timeout: TimeAmount = .seconds(30)
 ) async throws -> ClusterAnswer {
     var request = HTTPClientRequest(url: url)
     request.method = method
@@ -111,7 +111,7 @@ func clusterRequest(
         request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(ByteBuffer(string: body))
     }
-    let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+    let response = try await HTTPClient.shared.execute(request, timeout: timeout)
     let bytes = try await response.body.collect(upTo: 1 << 20)
     let json = (try? JSONValue.decode(Data(bytes.readableBytesView)).objectValue) ?? [:]
     return ClusterAnswer(status: response.status.code, json: json)
