@@ -11,6 +11,7 @@ extension OutboxScheduler {
     func deliverPending(of deviceID: Device.ID) async {
         let room = min(configuration.backlogPageSize, pool.room)
         let begins = state.withLock { state -> Bool in
+            state.noteWoken(deviceID, at: .now, keepingFor: configuration.leaseDuration)
             guard state.backlogs.begin(deviceID) else { return false }
             if room <= 0 { state.backlogs.waitForRoom(deviceID) }
             return true
@@ -54,5 +55,17 @@ extension OutboxScheduler {
         guard pool.room >= configuration.backlogPageSize else { return }
         let devices = state.withLock { $0.backlogs.takeWaitingForRoom() }
         for device in devices { Task { await self.deliverPending(of: device) } }
+    }
+}
+
+extension OutboxScheduler.State {
+    /// Records that `deviceID` was woken; forgets wakes older than an attempt can last (its lease), so that the map
+    /// holds only the devices woken lately.
+    mutating func noteWoken(_ deviceID: Device.ID, at now: ContinuousClock.Instant, keepingFor lease: TimeInterval) {
+        if wokenAt.count >= 1_024 {
+            let horizon = now - .milliseconds(Int64(min(lease, 86_400) * 1_000))
+            wokenAt = wokenAt.filter { $0.value >= horizon }
+        }
+        wokenAt[deviceID] = now
     }
 }

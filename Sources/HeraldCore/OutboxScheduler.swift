@@ -26,6 +26,8 @@ final class OutboxScheduler: Service, Sendable {
         var due = FairReadyQueue<PushNotification.ID>()
         /// Devices whose backlog is being delivered page by page: the page's items not finished yet.
         var backlogs = BacklogPages()
+        /// When each device was last woken (``deliverPending(of:)``): it registered again, or a client subscribed.
+        var wokenAt: [Device.ID: ContinuousClock.Instant] = [:]
         var isStopping = false
     }
 
@@ -72,6 +74,13 @@ final class OutboxScheduler: Service, Sendable {
     func attemptEnded(_ work: DeliveryWork, report: AttemptReport?) {
         let pending = report.map { $0.notification.status == .pending } ?? false
         guard pending || work.isBacklog else { return }
+        let deviceID = work.notification.deviceID
+        // Parked by an attempt that read the device before it was woken: the wake's claim found this notification held
+        // and passed it over. Claim again, now that it is released, so that it goes out through what woke the device
+        // (a loaded run left such a notification parked until its expiry: ContentRenderingTests, WebSocketTests).
+        if report?.verdict == .parked, let woken = state.withLock({ $0.wokenAt[deviceID] }), woken >= work.claimedAt {
+            Task { await self.deliverPending(of: deviceID) }
+        }
         let next = state.withLock { state in
             if pending, let notification = report?.notification {
                 state.schedule.insert(

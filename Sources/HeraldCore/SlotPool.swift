@@ -12,6 +12,9 @@ struct DeliveryWork: Sendable {
     /// Claimed as part of a connected device's backlog (``OutboxScheduler/deliverPending(of:)``): its end lets the
     /// next page in.
     var isBacklog = false
+    /// When it was claimed: an attempt that parks it after its device was woken since (``OutboxScheduler/deliverPending(of:)``
+    /// found it held) claims the device's backlog again.
+    var claimedAt = ContinuousClock.now
 }
 
 /// Bounded concurrency for delivery attempts, and the custody of what this instance claimed.
