@@ -33,14 +33,7 @@ struct ScheduledSendController<Context: RemoteAddressRequestContext>: Sendable {
         let send = ScheduledSend(
             deviceID: device.id, tokenID: token.id, notification: try JSONValue.object(parsed.notification).encoded(), sendAt: parsed.sendAt,
             recurrence: parsed.recurrence, nextAt: parsed.firstAt, createdAt: now)
-        let stored = try await storeCall {
-            try await store.insertScheduledSend(send, maximumPending: ScheduledSendRequest.maximumPendingPerDevice)
-        }
-        guard stored else {
-            throw APIError.problem(
-                "notification_schedule.limit_exceeded", status: .conflict,
-                detail: "This device already has \(ScheduledSendRequest.maximumPendingPerDevice) scheduled sends; cancel one first.")
-        }
+        try await ScheduledSendRequest.insert(send, into: store)
         dispatcher.wake()
         return JSONResponse.make(status: .created, body: send.json)
     }

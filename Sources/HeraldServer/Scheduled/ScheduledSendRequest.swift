@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import HeraldCore
 
 /// `POST /notifications/scheduled`: `{"notification": <a POST /notifications body>, "send_at"}` or `{…, "recurrence":
@@ -12,6 +13,17 @@ struct ScheduledSendRequest {
     /// Sends one device may have scheduled at once.
     static let maximumPendingPerDevice = 25
     static let maximumCount = 100_000
+
+    /// Stores `send` unless its device already has ``maximumPendingPerDevice`` scheduled: then 409
+    /// `notification_schedule.limit_exceeded` (`POST /notifications/scheduled` and ntfy's `delay` alike).
+    static func insert(_ send: ScheduledSend, into store: any ScheduledSendStore) async throws {
+        let stored = try await storeCall { try await store.insertScheduledSend(send, maximumPending: maximumPendingPerDevice) }
+        guard stored else {
+            throw APIError.problem(
+                "notification_schedule.limit_exceeded", status: .conflict,
+                detail: "This device already has \(maximumPendingPerDevice) scheduled sends; cancel one or wait until one has gone out.")
+        }
+    }
 
     var notification: JSONObject
     var parsed: ActionNotificationRequest

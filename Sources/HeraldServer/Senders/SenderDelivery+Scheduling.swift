@@ -20,13 +20,7 @@ extension SenderDelivery {
         let send = ScheduledSend(
             deviceID: device.id, tokenID: ScheduledNotification.noToken, notification: try ScheduledNotification.draft(draft).encoded(),
             sendAt: sendAt, nextAt: sendAt, createdAt: clock.now())
-        let limit = ScheduledSendRequest.maximumPendingPerDevice
-        let stored = try await storeCall { try await scheduling.store.insertScheduledSend(send, maximumPending: limit) }
-        guard stored else {
-            throw APIError.problem(
-                "notification_schedule.limit_exceeded", status: .conflict,
-                detail: "This device already has \(limit) scheduled sends; wait until one has gone out.")
-        }
+        try await ScheduledSendRequest.insert(send, into: scheduling.store)
         scheduling.dispatcher.wake()
         return send
     }
