@@ -12,6 +12,7 @@ let package = Package(
     products: [
         .executable(name: "herald", targets: ["herald"]),
         .library(name: "HeraldCore", targets: ["HeraldCore"]),
+        .library(name: "HeraldDelivery", targets: ["HeraldDelivery"]),
         .library(name: "HeraldProviderKit", targets: ["HeraldProviderKit"]),
         .library(name: "HeraldAPNs", targets: ["HeraldAPNs"]),
         .library(name: "HeraldFCM", targets: ["HeraldFCM"]),
@@ -55,7 +56,19 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
-                .product(name: "DequeModule", package: "swift-collections"),  // the delivery worker's queues
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The delivery engine (docs/architecture.md): the send pipeline, group commit, the slot pool, the outbox
+        // scheduler, the sender rendezvous and the pure attempt policy, over Core's store and provider protocols.
+        .target(
+            name: "HeraldDelivery",
+            dependencies: [
+                "HeraldCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "DequeModule", package: "swift-collections"),  // the engine's queues
             ],
             swiftSettings: swiftSettings
         ),
@@ -151,7 +164,8 @@ let package = Package(
         .target(
             name: "HeraldServer",
             dependencies: [
-                "HeraldCore", "HeraldProviderKit", "HeraldAPNs", "HeraldFCM", "HeraldStore", "HeraldTransport", "HeraldActivities",
+                "HeraldCore", "HeraldDelivery", "HeraldProviderKit", "HeraldAPNs", "HeraldFCM", "HeraldStore", "HeraldTransport",
+                "HeraldActivities",
                 "HeraldWebPush",  // the web app's inbox lists notifications as its service worker receives them; callbacks' egress
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),  // signed callbacks (Callbacks/)
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -246,7 +260,15 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: swiftSettings),
-        // HeraldStore: the in-memory store under the delivery engine's unit tests.
+        // The delivery engine without a server or a socket: the in-memory store, fakes and a test clock.
+        .testTarget(
+            name: "HeraldDeliveryTests",
+            dependencies: [
+                "HeraldCore", "HeraldDelivery", "HeraldStore", "HeraldTesting",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "HeraldCoreTests",
             dependencies: [
@@ -318,7 +340,7 @@ let package = Package(
         .testTarget(
             name: "HeraldServerTests",
             dependencies: [
-                "HeraldServer", "HeraldTesting", "HeraldTransport", "HeraldActivities",
+                "HeraldServer", "HeraldDelivery", "HeraldTesting", "HeraldTransport", "HeraldActivities",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),  // a channel whose writes never finish (WebSocketHubTests)

@@ -1,10 +1,10 @@
 import Foundation
 
 /// The one notification that tells a device its quota for today is used up, as Home Assistant's relay sends it.
-enum QuotaAnnouncement {
+package enum QuotaAnnouncement {
     /// Its content: title and body for every provider, the figures in `rate_limit` (localisable keys, as the app
     /// receives them over APNs and the WebSocket channel); on FCM the relay's own Android message.
-    static func content(title: String, body: String, maximum: Int, resetsAt: Date) -> NotificationContent {
+    package static func content(title: String, body: String, maximum: Int, resetsAt: Date) -> NotificationContent {
         let resetsAtText = resetsAt.iso8601WithMilliseconds
         // As Home Assistant's relay words it for Android: localisable keys, the figures in `data`.
         let android: JSONObject = [

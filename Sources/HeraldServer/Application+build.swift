@@ -1,7 +1,8 @@
 import Foundation
 import HeraldAPNs
-import HeraldFCM
 import HeraldCore
+import HeraldDelivery
+import HeraldFCM
 import HeraldProviderKit
 import HeraldStore
 import HeraldTransport

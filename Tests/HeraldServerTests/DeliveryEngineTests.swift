@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import HeraldCore
+import HeraldDelivery
 import HeraldServer
 import HeraldStore
 import HeraldTesting

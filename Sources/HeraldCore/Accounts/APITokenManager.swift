@@ -25,10 +25,10 @@ public struct APITokenManager: Sendable {
         public var secret: String
     }
 
-    private let store: any HeraldStore
+    private let store: any APITokenStore & DeviceStore
     private let clock: any WallClock
 
-    public init(store: any HeraldStore, clock: any WallClock = SystemClock()) {
+    public init(store: any APITokenStore & DeviceStore, clock: any WallClock = SystemClock()) {
         self.store = store
         self.clock = clock
     }

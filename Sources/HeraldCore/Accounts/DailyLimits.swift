@@ -9,7 +9,7 @@ import Foundation
 public enum DailyLimits {
     /// Sets (or, with `nil`, clears) the per-device override of `HERALD_RATE_LIMIT_DAILY` for `userID`.
     public static func set(
-        _ limit: Int?, for userID: UserID, in store: any HeraldStore, at date: Date = Date()
+        _ limit: Int?, for userID: UserID, in store: any DeviceStore, at date: Date = Date()
     ) async throws(DailyLimitError) {
         if let limit, limit < 1 { throw .limitBelowOne }
         guard var device = try await StoreUnavailable.during(as: DailyLimitError.storeUnavailable, { try await store.device(userID: userID) })

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldDelivery
 import Hummingbird
 
 /// The 201 of `POST /notifications`: PushWard's `Notification` (the stored fields, `pushed`, `delivery`, `reason`,

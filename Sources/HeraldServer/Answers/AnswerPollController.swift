@@ -8,7 +8,7 @@ import Hummingbird
 struct AnswerPollController<Context: RemoteAddressRequestContext>: Sendable {
     static var maximumWait: Int { 25 }
 
-    let store: any HeraldStore
+    let store: any NotificationStore
     let authorizer: PushWardAuthorizer
     let waiters: AnswerWaiters
 

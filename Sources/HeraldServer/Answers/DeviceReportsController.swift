@@ -17,7 +17,7 @@ struct DeviceReportsController<Context: RemoteAddressRequestContext>: Sendable {
     static var defaultInboxLimit: Int { 50 }
     static var maximumInboxLimit: Int { 100 }
 
-    let store: any HeraldStore
+    let store: any AfterPushStore & NotificationStore
     let directory: DeviceDirectory
     let credentials: CredentialGuard
     let waiters: AnswerWaiters

@@ -16,7 +16,7 @@ public final class CallbackDispatcher: Service, Sendable {
     static let cleanupInterval: TimeInterval = 60
     static let cleanupBatch = 500
 
-    private let store: any HeraldStore
+    private let store: any APITokenStore & CallbackStore & NotificationStore
     private let transport: any CallbackTransport
     private let clock: any WallClock
     private let instanceID: String
@@ -29,7 +29,7 @@ public final class CallbackDispatcher: Service, Sendable {
     private let failureLog = Mutex<ContinuousClock.Instant?>(nil)
 
     public init(
-        store: any HeraldStore, transport: any CallbackTransport, clock: any WallClock, instanceID: String,
+        store: any APITokenStore & CallbackStore & NotificationStore, transport: any CallbackTransport, clock: any WallClock, instanceID: String,
         configuration: CallbackConfiguration, logger: Logger
     ) {
         self.store = store
@@ -151,11 +151,11 @@ public final class CallbackDispatcher: Service, Sendable {
 /// try await outbox.enqueue(.acknowledged, data: receiptJSON, url: callbackURL, deviceID: device.id, tokenID: token.id)
 /// ```
 public struct CallbackOutbox: Sendable {
-    let store: any HeraldStore
+    let store: any APITokenStore & CallbackStore & NotificationStore
     let dispatcher: CallbackDispatcher?
     let clock: any WallClock
 
-    public init(store: any HeraldStore, dispatcher: CallbackDispatcher?, clock: any WallClock) {
+    public init(store: any APITokenStore & CallbackStore & NotificationStore, dispatcher: CallbackDispatcher?, clock: any WallClock) {
         self.store = store
         self.dispatcher = dispatcher
         self.clock = clock

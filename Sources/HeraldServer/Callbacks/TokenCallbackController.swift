@@ -15,7 +15,7 @@ struct CallbackSettings: Sendable {
 /// `notification.answered` when the person answers it.
 /// The token manages only its own setting, with its `notifications` scope.
 struct TokenCallbackController<Context: RemoteAddressRequestContext>: Sendable {
-    let store: any HeraldStore
+    let store: any CallbackStore
     let authorizer: PushWardAuthorizer
     let policy: WebPushEgressPolicy
     let clock: any WallClock

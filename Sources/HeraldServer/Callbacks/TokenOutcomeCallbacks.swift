@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldDelivery
 import Logging
 
 /// The tokens' outcome callbacks (docs/api.md, "Callbacks"): when a notification sent through `POST /notifications`

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldDelivery
 import Hummingbird
 
 /// `POST /api/push/notify`: the camera app's send API. An unknown USER_ID counts as a failed credential check.
@@ -18,11 +19,21 @@ struct NotifyController<Context: RemoteAddressRequestContext>: Sendable {
 
     @Sendable func notify(_ request: Request, context: Context) async throws -> Response {
         let notify = try NotifyRequest(try await JSONBody.object(of: request, limit: bodyLimit))
-        guard let userID = notify.userID ?? Credentials.bearer(request) else {
+        let recipient: NotifyRequest.Recipient
+        if let given = notify.recipient {
+            recipient = given
+        } else if let bearer = Credentials.bearer(request) {
+            recipient = try NotifyRequest.Recipient(bearer, field: "user_id")
+        } else {
             throw APIError.invalidField("user_id", "user_id is required (in the body or as Authorization: Bearer).")
         }
-        if let topics, TopicID.accepts(userID) {
-            let topic = try await topics.topic(sender: userID, field: "user_id", request: request, context: context)
+        let userID: UserID
+        switch recipient {
+        case .user(let parsed):
+            userID = parsed
+        case .topic(let topicID):
+            guard let topics else { throw APIError.invalidField("user_id", "user_id must be 64 hexadecimal characters.") }
+            let topic = try await topics.topic(sender: topicID, field: "user_id", request: request, context: context)
             let targets = try await topics.targets(of: topic)
             let receipt: FanoutReceipt
             do throws(SendError) {

@@ -7,8 +7,24 @@ struct NotifyRequest {
     static let snapshotTypes = ["live", "frigate_event", "frigate_review", "url"]
     static let openTypes = ["live", "frigate_event", "frigate_review"]
 
-    /// From the body, or `nil` when the sender put it in `Authorization: Bearer`: a USER_ID or a topic id.
-    var userID: String?
+    /// Whom the send is for: one device's USER_ID, or a topic (`tp_…`, issue 42): every member.
+    enum Recipient: Equatable {
+        case user(UserID)
+        case topic(String)
+
+        /// `text` read once: a topic id, or a USER_ID; 400 `invalid_field` for `field` otherwise.
+        init(_ text: String, field: String) throws(APIError) {
+            if TopicID.accepts(text) {
+                self = .topic(text)
+            } else {
+                guard let userID = UserID(text) else { throw APIError.invalidField(field, "\(field) must be 64 hexadecimal characters.") }
+                self = .user(userID)
+            }
+        }
+    }
+
+    /// From the body's `user_id`, or `nil` when the sender put it in `Authorization: Bearer`.
+    var recipient: Recipient?
     var title: String
     var body: String
     var notificationID: String?
@@ -21,8 +37,7 @@ struct NotifyRequest {
     /// (Home Assistant's `rest_command` renders missing values that way); unknown fields are ignored.
     init(_ json: JSONObject) throws {
         let fields = FieldReader(json)
-        // A topic id (`tp_…`, issue 42) sends to every member of the topic.
-        userID = try fields.optionalString("user_id").map { TopicID.accepts($0) ? $0 : try UserIDRule.validated($0) }
+        recipient = try fields.optionalString("user_id").map { text throws(APIError) in try Recipient(text, field: "user_id") }
         title = try fields.requiredString("title")
         body = try fields.requiredString("body")
         notificationID = try fields.optionalString("notification_id").map {

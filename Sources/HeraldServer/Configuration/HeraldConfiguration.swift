@@ -1,6 +1,7 @@
 import Foundation
 import HeraldAPNs
 import HeraldCore
+import HeraldDelivery
 import HeraldFCM
 import HeraldTransport
 import HeraldWebPush

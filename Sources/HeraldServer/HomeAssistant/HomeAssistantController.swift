@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldDelivery
 import Hummingbird
 
 /// Home Assistant's `mobile_app` push relay: an app sets `push_url` to `<herald>/api/push/homeassistant` and
@@ -24,7 +25,7 @@ struct HomeAssistantController<Context: RemoteAddressRequestContext>: Sendable {
 
     @Sendable func send(_ request: Request, context: Context) async throws -> Response {
         let notify = try HomeAssistantRequest(try await JSONBody.object(of: request, limit: bodyLimit))
-        let device = try await device(for: notify.pushToken, request, context)
+        let device = try await device(for: notify.userID, request, context)
         return try await SendAnswers.withRateLimitHeaders(of: device, pipeline: pipeline, clock: clock) {
             let draft = try HomeAssistantPayload.draft(
                 for: notify, platform: device.platform, now: clock.now(), activityClock: activityClock)
@@ -43,10 +44,10 @@ struct HomeAssistantController<Context: RemoteAddressRequestContext>: Sendable {
 
     @Sendable func rateLimits(_ request: Request, context: Context) async throws -> Response {
         let body = FieldReader(try await JSONBody.object(of: request, limit: bodyLimit))
-        guard let token = try? body.optionalString("push_token"), UserIDRule.accepts(token) else {
+        guard let token = try? body.optionalString("push_token"), let userID = UserID(token) else {
             throw APIError(.missingPushToken, message: "You did not send a valid token!", field: "push_token")
         }
-        let device = try await device(for: token, request, context)
+        let device = try await device(for: userID, request, context)
         do {
             let quota = try await pipeline.quota(of: device)
             return JSONResponse.make(
@@ -59,11 +60,11 @@ struct HomeAssistantController<Context: RemoteAddressRequestContext>: Sendable {
 
     /// The device of a push token; a store that does not answer the lookup (a device not in the cache) is the relay's
     /// 503 `InternalError` too, not Herald's own shape (a loaded run's frozen-database test found the lookup's 503 bare).
-    private func device(for pushToken: String, _ request: Request, _ context: Context) async throws -> Device {
+    private func device(for userID: UserID, _ request: Request, _ context: Context) async throws -> Device {
         do {
-            return try await credentials.check(.userID(pushToken), of: request, context: context) {
+            return try await credentials.check(.userID(userID), of: request, context: context) {
                 do {
-                    return try await directory.device(userID: pushToken)
+                    return try await directory.device(userID: userID)
                 } catch let error as APIError where error.code == .unknownUser {
                     throw APIError(.unknownPushToken, field: "push_token")
                 }
@@ -89,7 +90,7 @@ struct HomeAssistantController<Context: RemoteAddressRequestContext>: Sendable {
             var apiError = SendAnswers.apiError(error, now: now)
             apiError.extra = ["errorType": "RateLimited", "target": .string(target), "rateLimits": SendAnswers.rateLimits(quota)]
             return apiError
-        case .deviceInactive(let reason), .deadTokenDetected(_, let reason):
+        case .deviceInactive(let reason), .deadTokenDetected(_, let reason, _):
             return Self.internalError(
                 .homeAssistantInvalidToken,
                 "The device's push token is no longer valid (\(reason)); open the app so that it registers again.")
@@ -97,7 +98,7 @@ struct HomeAssistantController<Context: RemoteAddressRequestContext>: Sendable {
             return Self.internalError(
                 .homeAssistantPayloadTooLarge,
                 "The notification does not fit the push service's \(limit)-byte limit even with the message shortened away (\(minimum) bytes).")
-        case .rejectedByProvider(_, let reason):
+        case .rejectedByProvider(_, let reason, _):
             return Self.internalError(.homeAssistantInternalError, "APNs refused the notification: \(reason).")
         case .storeUnavailable(let cause):
             // 503 with `Retry-After`, as every store failure (the device lookup's too); the relay's `errorType`.

@@ -7,8 +7,10 @@ import HeraldCore
 struct HomeAssistantRequest {
     var message: String
     var title: String?
-    /// The device's USER_ID.
+    /// The device's USER_ID, as Home Assistant sent it (answers echo it as `target`).
     var pushToken: String
+    /// The same, parsed once here.
+    var userID: UserID
     /// `registration_info.app_id`; `nil` when Home Assistant did not send one (taken as the Home Assistant app).
     var appID: String?
     /// `registration_info.os_version`, e.g. `17.2` or `10.15` (macOS Catalina).
@@ -28,10 +30,11 @@ struct HomeAssistantRequest {
         guard let token = try? fields.optionalString("push_token") else {
             throw APIError(.missingPushToken, field: "push_token")
         }
-        guard UserIDRule.accepts(token) else {
+        guard let userID = UserID(token) else {
             throw APIError(.invalidPushToken, field: "push_token")
         }
         pushToken = token
+        self.userID = userID
         message = try fields.requiredString("message")
         title = try fields.optionalString("title")
         // Home Assistant sends these as objects or not at all; `""` is not the `rest_command` rendering of "nothing" here.

@@ -1,5 +1,6 @@
 import CoreMetrics
 import HeraldCore
+import HeraldDelivery
 import Prometheus
 
 /// The swift-metrics factory of Herald's Prometheus registry. swift-prometheus' own `PrometheusMetricsFactory`

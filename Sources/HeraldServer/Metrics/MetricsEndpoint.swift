@@ -2,6 +2,7 @@ import CoreMetrics
 import HTTPTypes
 import HeraldAPNs
 import HeraldCore
+import HeraldDelivery
 import Hummingbird
 import Logging
 import NIOCore
@@ -43,7 +44,7 @@ struct HeraldMetrics: Sendable {
 struct MetricsEndpoint: Sendable {
     let registry: PrometheusCollectorRegistry
     let metrics: ServerMetrics
-    let store: any HeraldStore
+    let store: any DeviceStore & NotificationStore
     let worker: DeliveryEngine
     let hub: WebSocketHub
     let clock: any WallClock

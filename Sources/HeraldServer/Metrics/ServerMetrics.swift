@@ -1,6 +1,7 @@
 import CoreMetrics
 import HeraldAPNs
 import HeraldCore
+import HeraldDelivery
 
 /// The server's own instruments (swift-metrics): sends accepted and refused per API dialect, rate-limited requests,
 /// WebSocket confirmations, and the gauges read when `/metrics` is scraped. Label values are bounded: a dialect is

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldDelivery
 import Hummingbird
 
 /// `GET /api/push/notifications/{id}`: what happened to one notification. Visible to its sender
@@ -40,7 +41,7 @@ struct NotificationStatusController<Context: RemoteAddressRequestContext>: Senda
                     throw APIError(apiToken: error)
                 }
             }
-        } else if let userID = Credentials.bearer(request), UserIDRule.accepts(userID) {
+        } else if let bearer = Credentials.bearer(request), let userID = UserID(bearer) {
             device = try await authenticated(.userID(userID), request, context, notFound) { try await directory.device(userID: userID) }
         } else if let basic = CredentialFingerprint.basic(of: request) {
             device = try await authenticated(basic, request, context, notFound) { try await directory.owner(of: request) }

@@ -19,7 +19,7 @@ struct RecentNotificationsController<Context: RemoteAddressRequestContext>: Send
     static var defaultLimit: Int { 50 }
     static var maximumLimit: Int { 100 }
 
-    let store: any HeraldStore
+    let store: any DashboardStore
     let directory: DeviceDirectory
     let credentials: CredentialGuard
 

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HeraldCore
+import HeraldDelivery
 import Hummingbird
 
 /// The parts of a send answer every send API shares: the `rateLimits` object, the `RateLimit-*` headers,
@@ -59,7 +60,9 @@ enum SendAnswers {
         do {
             return try await send()
         } catch var error as APIError {
-            // Not when the store failed: asking it again would only make the answer wait for a second deadline.
+            // Only a refusal before the accept (an inactive device, a payload that cannot fit) lacks the quota: a refusal
+            // after it carries the quota it left. Not when the store failed: asking it again would only make the answer
+            // wait for a second deadline.
             if error.headers[.rateLimitLimit] == nil, error.code != .storeUnavailable, let quota = try? await pipeline.quota(of: device) {
                 error.headers.append(contentsOf: headers(quota, now: clock.now()))
             }
@@ -92,12 +95,17 @@ enum SendAnswers {
     /// The APIError (default shape) for a refused send.
     static func apiError(_ error: SendError, now: Date) -> APIError {
         switch error {
-        case .deviceInactive(let reason), .deadTokenDetected(_, let reason):
+        case .deviceInactive(let reason), .deadTokenDetected(_, let reason, _):
             var extra: JSONObject = ["reason": .string(reason)]
-            if case .deadTokenDetected(let id, _) = error { extra["id"] = .string(id.lowercasedText) }
+            var headers = HTTPFields()
+            if case .deadTokenDetected(let id, _, let quota) = error {
+                extra["id"] = .string(id.lowercasedText)
+                headers = Self.headers(quota, now: now)
+            }
             return APIError(
                 .deviceMustReregister,
-                message: "The device's push token is no longer valid (\(reason)); the app must register again.", extra: extra)
+                message: "The device's push token is no longer valid (\(reason)); the app must register again.", extra: extra,
+                headers: headers)
         case .quotaExceeded(let quota):
             return limitError(
                 .rateLimited, quota, retryAfter: secondsUntilReset(quota, now: now), now: now,
@@ -115,10 +123,10 @@ enum SendAnswers {
                 .payloadTooLarge,
                 message: "The notification does not fit the push service's \(limit)-byte limit even with the body shortened away (\(minimum) bytes).",
                 field: "$")
-        case .rejectedByProvider(let id, let reason):
+        case .rejectedByProvider(let id, let reason, let quota):
             return APIError(
                 .rejectedByProvider, message: "The push service refused the notification: \(reason).",
-                extra: ["id": .string(id.lowercasedText), "reason": .string(reason)])
+                extra: ["id": .string(id.lowercasedText), "reason": .string(reason)], headers: headers(quota, now: now))
         case .storeUnavailable(let cause):
             return APIError.storeUnavailable(cause)
         case .payloadNotEncodable(let cause):

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HeraldCore
+import HeraldDelivery
 import Hummingbird
 
 /// ntfy's publishing API (docs/senders.md, "ntfy"): `PUT/POST /<topic>` with the message as the body,

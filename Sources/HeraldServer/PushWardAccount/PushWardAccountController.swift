@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldDelivery
 import Hummingbird
 
 /// PushWard's account paths, at PushWard's addresses so that its clients work against Herald by changing the base

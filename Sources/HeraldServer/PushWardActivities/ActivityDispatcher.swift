@@ -1,6 +1,7 @@
 import Foundation
 import HeraldActivities
 import HeraldCore
+import HeraldDelivery
 import Logging
 import ServiceLifecycle
 import Synchronization

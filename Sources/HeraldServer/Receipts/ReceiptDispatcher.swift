@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldDelivery
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -26,7 +27,7 @@ final class ReceiptDispatcher: Service, Sendable {
     static let leaseDuration: TimeInterval = 60
     static let batch = 50
 
-    let store: any HeraldStore
+    let store: any DeviceStore & ReceiptStore
     let pipeline: SendPipeline
     let clock: any WallClock
     let waiters: ReceiptWaiters
@@ -38,7 +39,7 @@ final class ReceiptDispatcher: Service, Sendable {
     private let lastFailureLog = Mutex<ContinuousClock.Instant?>(nil)
 
     init(
-        store: any HeraldStore, pipeline: SendPipeline, clock: any WallClock, instanceID: String, waiters: ReceiptWaiters,
+        store: any DeviceStore & ReceiptStore, pipeline: SendPipeline, clock: any WallClock, instanceID: String, waiters: ReceiptWaiters,
         observer: any ReceiptEndedObserver = NoReceiptEndedObserver(), pollInterval: Duration = .seconds(1), logger: Logger
     ) {
         self.store = store

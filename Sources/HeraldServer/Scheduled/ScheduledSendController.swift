@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldDelivery
 import Hummingbird
 
 /// `POST /notifications/scheduled`, `GET /notifications/scheduled[/{id}]`, `DELETE /notifications/scheduled/{id}
@@ -11,7 +12,7 @@ struct ScheduledSendController<Context: RemoteAddressRequestContext>: Sendable {
     static var canceledShownFor: TimeInterval { 86_400 }
     static var listLimit: Int { 100 }
 
-    let store: any HeraldStore
+    let store: any ScheduledSendStore
     let pipeline: SendPipeline
     let authorizer: PushWardAuthorizer
     let dispatcher: ScheduledSendDispatcher

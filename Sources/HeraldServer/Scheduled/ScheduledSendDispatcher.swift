@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldDelivery
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -16,7 +17,7 @@ final class ScheduledSendDispatcher: Service, Sendable {
     static let leaseDuration: TimeInterval = 60
     static let batch = 50
 
-    private let store: any HeraldStore
+    private let store: any DeviceStore & ScheduledSendStore
     private let pipeline: SendPipeline
     private let clock: any WallClock
     private let instanceID: String
@@ -27,7 +28,7 @@ final class ScheduledSendDispatcher: Service, Sendable {
     private let failureLog = Mutex<(last: ContinuousClock.Instant?, failures: Int)>((nil, 0))
 
     init(
-        store: any HeraldStore, pipeline: SendPipeline, clock: any WallClock, instanceID: String, pollInterval: Duration = .seconds(1),
+        store: any DeviceStore & ScheduledSendStore, pipeline: SendPipeline, clock: any WallClock, instanceID: String, pollInterval: Duration = .seconds(1),
         logger: Logger
     ) {
         self.store = store
@@ -129,7 +130,7 @@ final class ScheduledSendDispatcher: Service, Sendable {
                 case .backlogFull: return .refused("backlog_full")
                 case .deviceInactive: return .refused("device_inactive")
                 case .payloadTooLarge, .payloadNotEncodable: return .refused("payload_too_large")
-                case .rejectedByProvider(let id, _), .deadTokenDetected(let id, _): return .sent(id)
+                case .rejectedByProvider(let id, _, _), .deadTokenDetected(let id, _, _): return .sent(id)
                 case .storeUnavailable(let cause): return .unavailable(cause)
                 }
             }

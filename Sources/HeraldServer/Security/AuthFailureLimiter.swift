@@ -169,6 +169,8 @@ struct CredentialFingerprint: Hashable, Sendable {
     static func owner(userID: String, secret: String) -> Self { Self("owner", userID.lowercased() + ":" + secret) }
     /// A USER_ID as a sender's credential (`/api/push/notify`, Home Assistant's `push_token`, Bearer).
     static func userID(_ userID: String) -> Self { Self("user_id", userID.lowercased()) }
+    /// A USER_ID the dialect already parsed (its text is lowercase).
+    static func userID(_ userID: UserID) -> Self { Self("user_id", userID.text) }
     /// An API token (`hrd_…`).
     static func apiToken(_ token: String) -> Self { Self("api_token", token) }
     /// The operator's registration token (`X-Herald-Registration-Token`).

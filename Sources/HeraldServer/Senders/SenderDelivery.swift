@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HeraldCore
+import HeraldDelivery
 import Hummingbird
 
 /// What every sender dialect does once it has a ``NotificationDraft``: find the device its credential names (a USER_ID
@@ -26,7 +27,7 @@ struct SenderDelivery: Sendable {
     /// The device of a USER_ID given as an ntfy topic or a Bark device key; a failed lookup counts as a failed
     /// credential check (``AuthFailureLimiter``), as at `/api/push/notify`.
     func device(userID: String, field: String, request: Request, context: some RemoteAddressRequestContext) async throws -> Device {
-        guard UserIDRule.accepts(userID) else {
+        guard let userID = UserID(userID) else {
             throw APIError.invalidField(field, "\(field) must be a USER_ID (64 hexadecimal characters) of a device registered with Herald.")
         }
         return try await credentials.check(.userID(userID), of: request, context: context) {

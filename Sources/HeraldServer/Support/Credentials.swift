@@ -24,15 +24,20 @@ enum Credentials {
 
 /// Finds devices by their bearer secrets. Lookups go by ``UserID/lookupHash``; secrets are compared in constant time.
 struct DeviceDirectory: Sendable {
-    let store: any HeraldStore
+    let store: any DeviceStore
     /// Told of every owner who authenticates (the idle-device rule: "heard from").
     var sightings: RetentionSweeper? = nil
 
-    /// The device of a USER_ID given by a sender; 404 when there is none.
-    func device(userID: String) async throws -> Device {
-        let userID = try UserIDRule.userID(userID)
+    /// The device of a USER_ID a dialect parsed from its request; 404 when there is none.
+    func device(userID: UserID) async throws -> Device {
         guard let device = try await storeCall({ try await store.device(userID: userID) }) else { throw APIError.unknownUser }
         return device
+    }
+
+    /// The device of a USER_ID given as text (a form field, Basic credentials): parsed here, once; 400 when it has
+    /// not the form of one, 404 when there is no such device.
+    func device(userID text: String) async throws -> Device {
+        try await device(userID: try UserIDRule.userID(text))
     }
 
     /// The device of the owner whose `user_id`/`device_secret` were given; 404 unknown, 403 wrong secret.

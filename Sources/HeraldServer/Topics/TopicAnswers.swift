@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldDelivery
 import Hummingbird
 
 /// The answer to a send that named a topic id (the camera API's shape; ntfy, Gotify and Bark answer in their own):

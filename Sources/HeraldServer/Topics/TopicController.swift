@@ -24,7 +24,7 @@ struct TopicController<Context: RemoteAddressRequestContext>: Sendable {
     let clock: any WallClock
     let bodyLimit: Int
 
-    private var store: any HeraldStore { topics.store }
+    private var store: any DeviceStore & TopicStore { topics.store }
 
     func addRoutes(to group: RouterGroup<Context>) {
         group.post("topics", use: create)

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldDelivery
 import Hummingbird
 
 /// Finds topics by their topic ids and their members' devices, for the topic API and for every send that names a topic
@@ -12,7 +13,7 @@ import Hummingbird
 /// }
 /// ```
 struct TopicDirectory: Sendable {
-    let store: any HeraldStore
+    let store: any DeviceStore & TopicStore
     let credentials: CredentialGuard
     var limits = TopicLimits()
 

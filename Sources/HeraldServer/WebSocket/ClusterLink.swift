@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldDelivery
 import Logging
 import ServiceLifecycle
 import Synchronization

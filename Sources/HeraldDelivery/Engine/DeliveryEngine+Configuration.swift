@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 
 extension DeliveryEngine {
     /// Tuning of the engine.

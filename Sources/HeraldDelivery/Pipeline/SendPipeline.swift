@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import Logging
 
 /// Why a send was refused. Each API dialect maps these to its own HTTP answer, in one place.
@@ -14,10 +15,11 @@ public enum SendError: Error, Sendable, Equatable {
     case backlogFull(QuotaStatus, maximumPending: Int)
     /// The payload does not fit the provider's limit even with the body shortened away.
     case payloadTooLarge(minimumBytes: Int, limit: Int)
-    /// The provider refused the notification for good on the first attempt.
-    case rejectedByProvider(notificationID: PushNotification.ID, reason: String)
-    /// The provider said the device token is dead on the first attempt.
-    case deadTokenDetected(notificationID: PushNotification.ID, reason: String)
+    /// The provider refused the notification for good on the first attempt; the quota as this notification left it
+    /// (it was accepted and counted, then refused: the answer's `RateLimit-*` headers need no second read).
+    case rejectedByProvider(notificationID: PushNotification.ID, reason: String, quota: QuotaStatus)
+    /// The provider said the device token is dead on the first attempt; the quota as this notification left it.
+    case deadTokenDetected(notificationID: PushNotification.ID, reason: String, quota: QuotaStatus)
     /// The store failed.
     case storeUnavailable(String)
     /// The payload could not be written as JSON (a value JSON has no form for): Herald's fault, not the store's.
@@ -71,7 +73,7 @@ public struct SendPipeline: Sendable {
         }
     }
 
-    let store: any HeraldStore
+    let store: any NotificationStore
     let engine: DeliveryEngine
     let clock: any WallClock
     let configuration: Configuration
@@ -81,7 +83,7 @@ public struct SendPipeline: Sendable {
     public var timeToLive: TimeInterval { configuration.timeToLive }
 
     public init(
-        store: any HeraldStore, engine: DeliveryEngine, clock: any WallClock, configuration: Configuration, renderers: PayloadRenderers
+        store: any NotificationStore, engine: DeliveryEngine, clock: any WallClock, configuration: Configuration, renderers: PayloadRenderers
     ) {
         self.renderers = renderers
         self.store = store
@@ -176,16 +178,27 @@ public struct SendPipeline: Sendable {
         guard let report = await engine.deliver(notification, device: device) else {
             return SendReceipt(notification: notification, truncated: fitted.truncated, warning: nil, quota: quotaStatus)
         }
+        let released = Self.released(quotaStatus, by: notification)
         switch report.verdict {
         case .delivered, .willRetry, .parked, .handedOver:
             return SendReceipt(notification: report.notification, truncated: fitted.truncated, warning: nil, quota: quotaStatus)
         case .deadToken(let reason), .deviceUnavailable(let reason):
-            throw .deadTokenDetected(notificationID: notification.id, reason: reason)
+            throw .deadTokenDetected(notificationID: notification.id, reason: reason, quota: released)
         case .refused(let reason):
-            throw .rejectedByProvider(notificationID: notification.id, reason: reason)
+            throw .rejectedByProvider(notificationID: notification.id, reason: reason, quota: released)
         case .expired:
-            throw .rejectedByProvider(notificationID: notification.id, reason: report.notification.lastError ?? "expired")
+            throw .rejectedByProvider(notificationID: notification.id, reason: report.notification.lastError ?? "expired", quota: released)
         }
+    }
+
+    /// The quota once a notification that failed for good gave its place back (its outcome releases the quota: it
+    /// counts as an error, not as a success); unchanged for a notification outside the daily limit.
+    static func released(_ quota: QuotaStatus, by notification: PushNotification) -> QuotaStatus {
+        guard notification.quotaDay != nil, quota.counters.successful > 0 else { return quota }
+        var released = quota
+        released.counters.successful -= 1
+        released.counters.errors += 1
+        return released
     }
 
     /// When a notification expires: the sender's expiry, but never later than the time to live from now (a sender

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 
 /// How much of a topic's send was accepted: every member's notification, some, or none.
 public enum FanoutDelivery: String, Sendable, Equatable {
@@ -106,13 +107,14 @@ extension SendPipeline {
         }
 
         var leased: [(index: Int, accept: FanoutAccept)] = []
+        var quotas: [Int: QuotaStatus] = [:]
         for ((decision, route), (index, accept)) in zip(decided, zip(acceptIndex, accepts)) {
             let maximum = dailyLimit(of: accept.device)
             do throws(SendError) {
                 let counters = try acceptedCounters(decision, maximum: maximum, day: day)
-                if case .accepted(_, usedUpQuota: true) = decision {
-                    await announceQuotaUsedUp(to: accept.device, quota: QuotaStatus(counters: counters, maximum: maximum, resetsAt: day.end))
-                }
+                let quota = QuotaStatus(counters: counters, maximum: maximum, resetsAt: day.end)
+                quotas[index] = quota
+                if case .accepted(_, usedUpQuota: true) = decision { await announceQuotaUsedUp(to: accept.device, quota: quota) }
             } catch {
                 outcomes[index].reason = error
                 continue
@@ -135,7 +137,8 @@ extension SendPipeline {
             return await group.reduce(into: [(Int, AttemptReport?)]()) { $0.append($1) }
         }
         for (index, report) in reports {
-            guard let report else { continue }
+            guard let report, let accepted = quotas[index] else { continue }
+            let quota = Self.released(accepted, by: report.notification)
             outcomes[index].notification = report.notification
             switch report.verdict {
             case .delivered: outcomes[index].delivery = .delivered
@@ -143,13 +146,14 @@ extension SendPipeline {
             case .parked: outcomes[index].delivery = .stored
             case .deadToken(let reason), .deviceUnavailable(let reason):
                 outcomes[index].delivery = .failed
-                outcomes[index].reason = .deadTokenDetected(notificationID: report.notification.id, reason: reason)
+                outcomes[index].reason = .deadTokenDetected(notificationID: report.notification.id, reason: reason, quota: quota)
             case .refused(let reason):
                 outcomes[index].delivery = .failed
-                outcomes[index].reason = .rejectedByProvider(notificationID: report.notification.id, reason: reason)
+                outcomes[index].reason = .rejectedByProvider(notificationID: report.notification.id, reason: reason, quota: quota)
             case .expired:
                 outcomes[index].delivery = .failed
-                outcomes[index].reason = .rejectedByProvider(notificationID: report.notification.id, reason: report.notification.lastError ?? "expired")
+                outcomes[index].reason = .rejectedByProvider(
+                    notificationID: report.notification.id, reason: report.notification.lastError ?? "expired", quota: quota)
             }
         }
         return FanoutReceipt(members: outcomes)

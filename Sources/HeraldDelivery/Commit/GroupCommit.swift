@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import Synchronization
 
 /// Group commit for the outbox: accepts and delivery outcomes from concurrent tasks are written in batches, one

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 
 /// Told of each delivery outcome once the engine saved it (the one hook in ``DeliveryEngine``): the tokens' outcome
 /// callbacks hang here. Called in the attempt's slot, after the outcome is durable; it must not take long.

@@ -3,6 +3,7 @@ import HeraldTesting
 import Testing
 
 @testable import HeraldCore
+@testable import HeraldDelivery
 
 /// The delivery policy alone: no store, no channel, no clock of its own.
 @Suite("Attempt policy")

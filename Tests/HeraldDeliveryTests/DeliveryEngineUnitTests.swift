@@ -5,6 +5,7 @@ import Logging
 import Testing
 
 @testable import HeraldCore
+@testable import HeraldDelivery
 
 /// The delivery engine without a server or a socket: the in-memory store, a fake provider, a fake local channel and
 /// a test clock. The scheduler's ticker is set to an hour: each test runs the scheduler's passes itself.

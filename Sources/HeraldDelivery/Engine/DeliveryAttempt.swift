@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import Logging
 
 /// How an attempt left its slot.
@@ -14,7 +15,7 @@ enum SlotResult {
 /// Runs one delivery attempt in a slot: reads what the ``AttemptPolicy`` needs, asks the channels it names (the
 /// local channel, the provider), saves the outcome it decides through the group commit and counts it.
 struct DeliveryAttempt: Sendable {
-    let store: any HeraldStore
+    let store: any DeviceStore
     let providers: [Platform: any PushProvider]
     let localChannel: (any LocalChannel)?
     let cluster: (any Cluster)?

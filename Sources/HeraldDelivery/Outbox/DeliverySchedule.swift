@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 
 /// The scheduler's timer queue: pending notifications nobody holds (retries, parked notifications, notifications that
 /// arrived while delivery was saturated, leases taken over), ordered by when their next attempt is due.

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 
 extension SendPipeline {
     /// Sends one repeat of a notification that repeats until acknowledged (docs/api.md, "Receipts"): rendered and

@@ -5,6 +5,7 @@ import Logging
 import Testing
 
 @testable import HeraldCore
+@testable import HeraldDelivery
 
 /// Topic ids, join codes, and the pipeline's fan-out: one commit, each member against its own limit.
 @Suite("Topic fan-out")

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -31,7 +32,7 @@ final class OutboxScheduler: Service, Sendable {
         var isStopping = false
     }
 
-    let store: any HeraldStore
+    let store: any NotificationStore
     let pool: SlotPool
     let clock: any WallClock
     let configuration: DeliveryEngine.Configuration
@@ -42,7 +43,7 @@ final class OutboxScheduler: Service, Sendable {
     private let wakeupSink: AsyncStream<Void>.Continuation
 
     init(
-        store: any HeraldStore, pool: SlotPool, clock: any WallClock, configuration: DeliveryEngine.Configuration,
+        store: any NotificationStore, pool: SlotPool, clock: any WallClock, configuration: DeliveryEngine.Configuration,
         instanceID: String,
         logger: Logger
     ) {

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 
 /// The backlogs of connected devices being delivered page by page (``OutboxScheduler/deliverPending(of:)``): per
 /// device, how many notifications of the page in flight are not finished, and whether the next page is due once

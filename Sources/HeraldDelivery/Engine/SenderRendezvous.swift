@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import Synchronization
 
 /// Senders waiting for the first attempt of the notification they sent, each until its deadline

@@ -1,5 +1,6 @@
 import Foundation
 @testable import HeraldCore
+@testable import HeraldDelivery
 import Testing
 
 @Suite("Backlog pages")

@@ -1,4 +1,5 @@
 import DequeModule
+import HeraldCore
 
 /// Work waiting for a delivery slot, taken in turn per device: each device that has work waiting gets one item out
 /// before any device gets a second. One device's backlog (thousands of notifications for one phone) therefore delays

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 
 extension SendPipeline {
     /// Keeps a notification in the device's inbox without pushing it (`POST /notifications` with `"push": false`):

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldDelivery
 import HeraldTesting
 import Synchronization
 import Testing

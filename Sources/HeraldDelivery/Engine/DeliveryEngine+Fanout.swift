@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import Synchronization
 
 /// One notification of a multi-notification accept (``DeliveryEngine/acceptAll(_:)``).

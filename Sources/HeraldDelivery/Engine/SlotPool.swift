@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import Synchronization
 
 /// A claimed notification in this instance's custody: waiting for a slot, in a slot, or parked until its local

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 
 /// What became of a notification's first delivery attempt, as the send pipeline answers it.
 public enum AttemptVerdict: Sendable, Equatable {
