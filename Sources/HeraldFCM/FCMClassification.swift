@@ -84,7 +84,8 @@ enum FCMAttemptOutcome: Sendable, Equatable {
 }
 
 /// Every decision Herald makes about what FCM said, in one place. FCM is classified by `error.details[].errorCode`,
-/// never by the message text (Google's table: `../shared/reference/apns-fcm.md` §3; docs/operations.md).
+/// never by the message text (Google's `ErrorCode` reference, firebase.google.com/docs/reference/fcm/rest/v1/ErrorCode;
+/// docs/operations.md).
 ///
 /// | What happened | Verdict |
 /// |---|---|

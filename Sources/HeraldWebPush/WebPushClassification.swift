@@ -30,7 +30,7 @@ enum WebPushAttemptOutcome: Sendable, Equatable {
 }
 
 /// Every decision Herald makes about what a push service said, in one place (RFC 8030 §5, RFC 8292 §4, and what
-/// browsers' services answer: `../shared/reference/webpush.md`).
+/// browsers' services answer; docs/operations.md, "Web Push").
 ///
 /// | What happened | Verdict |
 /// |---|---|
