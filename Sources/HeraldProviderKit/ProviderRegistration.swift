@@ -33,11 +33,30 @@ public protocol PushAddressRules: Sendable {
     /// Whether the distinct tokens one device may name over time are capped (Web Push: each endpoint is a URL Herald
     /// connects to).
     var capsDistinctTokens: Bool { get }
+    /// How stored tokens are checked again at start-up against today's rules (Web Push: endpoints the egress rules
+    /// now refuse); `nil` (the default): they are not.
+    var storedTokenCheck: StoredTokenCheck? { get }
 }
 
 extension PushAddressRules {
     public var takesPushToStartTokens: Bool { false }
     public var capsDistinctTokens: Bool { false }
+    public var storedTokenCheck: StoredTokenCheck? { nil }
+}
+
+/// A provider's check of its stored tokens at start-up: a device whose token today's rules refuse is deactivated, as a
+/// dead token is, with ``reason``, and receives nothing until it registers again.
+public struct StoredTokenCheck: Sendable {
+    /// The reason a deactivated device shows (`inactive_reason`).
+    public var reason: String
+    /// Why today's rules refuse a stored token; `nil` when they take it.
+    public var problem: @Sendable (String) -> String?
+
+    /// Creates the check.
+    public init(reason: String, problem: @escaping @Sendable (String) -> String?) {
+        self.reason = reason
+        self.problem = problem
+    }
 }
 
 /// The rules of a provider that publishes none of its own: a `token` of 1 to 4,096 printable ASCII characters, kept

@@ -44,8 +44,8 @@ public func buildApplication(
     var configuration = configuration
     // Each provider's server-held secrets (Web Push's VAPID key), made or loaded before the providers are built.
     for entry in catalog { try await entry.prepareSecrets(&configuration, store: store, logger: logger) }
-    try await WebPushEndpointSweep.run(store: store, policy: try configuration.webPush.egressPolicy(), clock: clock, logger: logger)
     let profiles = ProviderProfiles(try catalog.map { try $0.profile(configuration) }, fallback: .apns)
+    try await StoredTokenSweep.run(store: store, providers: profiles, clock: clock, logger: logger)
     let renderers = profiles.renderers(otherwise: APNsRenderer())
     let metrics = HeraldMetrics(enabled: configuration.metrics)
     var providers: [any PushProvider] = []

@@ -79,4 +79,12 @@ public struct WebPushAddressRules: PushAddressRules {
     }
 
     public var capsDistinctTokens: Bool { true }
+
+    /// Endpoints registered under earlier rules (a known push service on a port other than 443, a port outside
+    /// 1–65,535, a host no longer listed in `HERALD_WEBPUSH_ALLOWED_HOSTS`) are refused at start-up.
+    public var storedTokenCheck: StoredTokenCheck? {
+        StoredTokenCheck(reason: "Its Web Push endpoint is refused by the current rules; the browser must register again") {
+            [policy] endpoint in policy.endpointProblem(endpoint)
+        }
+    }
 }
