@@ -21,10 +21,11 @@ public struct APNsAddressRules: PushAddressRules {
         guard Secrets.isHex(token) else {
             throw RegistrationFieldError("token", "token must be the APNs device token in hexadecimal.")
         }
-        guard token.utf8.count % 2 == 0, Self.tokenLength.contains(token.utf8.count) else {
+        let length = Self.tokenLength
+        guard token.utf8.count % 2 == 0, length.contains(token.utf8.count) else {
             throw RegistrationFieldError(
                 "token",
-                "token must be an even number of hex characters from \(Self.tokenLength.lowerBound) to \(Self.tokenLength.upperBound); got \(token.utf8.count).")
+                "token must be an even number of hex characters from \(length.lowerBound) to \(length.upperBound); got \(token.utf8.count).")
         }
         return PushAddress(token: token.lowercased())
     }
