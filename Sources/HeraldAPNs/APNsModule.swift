@@ -7,7 +7,8 @@ public enum APNsModule: ProviderModule {
     /// `apns`, for Apple devices.
     public static let description = ProviderDescription(
         name: "apns", displayName: "APNs", platform: .apns, credentialName: "provider token",
-        notConfiguredNotice: "APNs is not configured (HERALD_APNS_KEY_PATH etc.): notifications for Apple devices stay queued")
+        notConfiguredNotice: "APNs is not configured (HERALD_APNS_KEY_PATH etc.): notifications for Apple devices stay queued",
+        messageIDField: "apns_id", hasEnvironments: true)
 
     /// The payload: `aps` and the dialect's keys for APNs; an FCM `message` for FCM (docs/payloads.md).
     public static let renderer: any PayloadRenderer = APNsRenderer()
@@ -22,6 +23,9 @@ public enum APNsModule: ProviderModule {
     public static func makeProvider(_ configuration: APNsConfiguration, services: ProviderServices) throws -> APNsProvider {
         try APNsProvider(configuration: configuration, clock: services.clock, logger: services.logger, metrics: services.metrics)
     }
+
+    /// ``APNsAddressRules``: a hex device token.
+    public static func addressRules(_ configuration: APNsConfiguration?) -> any PushAddressRules { APNsAddressRules() }
 
     /// ``APNsConfiguration/check()``.
     public static func check(_ configuration: APNsConfiguration) throws -> [String] {

@@ -14,6 +14,9 @@ public enum FCMModule: ProviderModule {
     /// The payload: `aps` and the dialect's keys for APNs; an FCM `message` for FCM (docs/payloads.md).
     public static let renderer: any PayloadRenderer = FCMRenderer()
 
+    /// ``FCMAddressRules``: a registration token.
+    public static func addressRules(_ configuration: FCMConfiguration?) -> any PushAddressRules { FCMAddressRules() }
+
     /// `herald fcm check`.
     public static let checkCommand = ProviderCheck(
         abstract: "Validate the FCM configuration and service account offline and print what would be used.",

@@ -35,6 +35,26 @@ public protocol ProviderModule: Sendable {
     ///
     /// - Throws: the first ``ProviderConfigurationFailure`` found.
     static func check(_ configuration: Configuration) throws -> [String]
+    /// The rules of the address a registration names for this provider (``PushAddressRules``). `configuration` is the
+    /// provider's settings, `nil` when the server has none: a provider that is not configured still takes
+    /// registrations (its notifications wait). By default ``TokenAddressRules``.
+    ///
+    /// - Throws: a ``ProviderConfigurationFailure`` naming the option at fault.
+    static func addressRules(_ configuration: Configuration?) throws -> any PushAddressRules
+    /// Creates or loads the secrets the server holds for this provider (Web Push's VAPID key) at start-up, before the
+    /// provider is built, and writes them into `configuration`; `settings` keeps a generated one, so that every
+    /// instance and every restart use the same. By default nothing.
+    ///
+    /// - Throws: a ``ProviderConfigurationFailure`` or the store's error when a secret the provider needs cannot be had.
+    static func prepareSecrets(_ configuration: inout Configuration, settings: any ServerSettingStore, logger: Logger) async throws
+}
+
+extension ProviderModule {
+    public static func addressRules(_ configuration: Configuration?) throws -> any PushAddressRules {
+        TokenAddressRules(platform: description.platform)
+    }
+
+    public static func prepareSecrets(_ configuration: inout Configuration, settings: any ServerSettingStore, logger: Logger) async throws {}
 }
 
 /// A ``PushProvider`` whose connections are closed when the server stops.
@@ -58,11 +78,16 @@ public struct ProviderDescription: Sendable, Equatable {
     public var notConfiguredNotice: String
     /// The provider's documented limits.
     public var limits: ProviderLimits
+    /// The member that repeats the provider's id of a sent notification under the provider's own name in
+    /// `GET /notifications/{id}` (APNs: `apns_id`, besides `provider_message_id`); `nil` for none.
+    public var messageIDField: String?
+    /// Whether the provider's tokens belong to an environment (APNs' production and sandbox), which the dashboard shows.
+    public var hasEnvironments: Bool
 
     /// Creates a description.
     public init(
         name: String, displayName: String, platform: Platform, credentialName: String, notConfiguredNotice: String,
-        limits: ProviderLimits = ProviderLimits()
+        limits: ProviderLimits = ProviderLimits(), messageIDField: String? = nil, hasEnvironments: Bool = false
     ) {
         self.name = name
         self.displayName = displayName
@@ -70,7 +95,12 @@ public struct ProviderDescription: Sendable, Equatable {
         self.credentialName = credentialName
         self.notConfiguredNotice = notConfiguredNotice
         self.limits = limits
+        self.messageIDField = messageIDField
+        self.hasEnvironments = hasEnvironments
     }
+
+    /// The display name as messages say "the provider's": `APNs'`, `FCM's`, `Web Push's`.
+    public var possessiveName: String { displayName.hasSuffix("s") ? "\(displayName)'" : "\(displayName)'s" }
 }
 
 /// A provider's documented limits, published so that a dialect can check a request against them without reaching

@@ -22,7 +22,8 @@ import ServiceLifecycle
 /// ```
 public func buildApplication(
     _ configuration: HeraldConfiguration, clock: any WallClock = SystemClock(), logger: Logger? = nil,
-    store givenStore: (any HeraldStore)? = nil, receiptObserver: any ReceiptEndedObserver = NoReceiptEndedObserver()
+    store givenStore: (any HeraldStore)? = nil, receiptObserver: any ReceiptEndedObserver = NoReceiptEndedObserver(),
+    providers catalog: [ProviderEntry<HeraldConfiguration>] = providerCatalog
 ) async throws -> some ApplicationProtocol {
     let logger = logger ?? {
         var logger = Logger(label: "herald")
@@ -42,13 +43,16 @@ public func buildApplication(
         throw ConfigurationError("HERALD_DATABASE_URL: cannot open \(StoreFactory.displayed(configuration.databaseURL)): \(error)")
     }
     var configuration = configuration
-    configuration.webPush.vapidPrivateKey = try await VAPIDKeyStore.key(configured: configuration.webPush, store: store, logger: logger)
-    try await WebPushEndpointSweep.run(store: store, policy: try configuration.webPush.egressPolicy(), clock: clock, logger: logger)
+    // Each provider's server-held secrets (Web Push's VAPID key), made or loaded before the providers are built.
+    for entry in catalog { try await entry.prepareSecrets(&configuration, store: store, logger: logger) }
+    let profiles = ProviderProfiles(try catalog.map { try $0.profile(configuration) }, fallback: .apns)
+    try await StoredTokenSweep.run(store: store, providers: profiles, clock: clock, logger: logger)
+    let renderers = profiles.renderers(otherwise: APNsRenderer())
     let metrics = HeraldMetrics(enabled: configuration.metrics)
     var providers: [any PushProvider] = []
     var closers: [any Service] = [StoreCloser(store: store)]
     let providerServices = ProviderServices(clock: clock, logger: logger, metrics: metrics.factory)
-    for entry in providerCatalog {
+    for entry in catalog {
         // A configuration error (one line naming the option) is rendered by `startupMessage`.
         guard let provider = try entry.makeProvider(configuration, services: providerServices) else {
             logger.notice("\(entry.description.notConfiguredNotice)")
@@ -65,14 +69,14 @@ public func buildApplication(
         instanceID: instanceID, configuration: configuration.callbacks, logger: logger)
     let callbackOutbox = CallbackOutbox(store: store, dispatcher: callbackDispatcher, clock: clock)
     let hub = WebSocketHub(
-        confirmTimeout: configuration.webSocketConfirmTimeout, renderers: payloadRenderers, metrics: metrics.factory, logger: logger)
+        confirmTimeout: configuration.webSocketConfirmTimeout, renderers: renderers, metrics: metrics.factory, logger: logger)
     let worker = DeliveryEngine(
         store: store, providers: providers, localChannel: hub, clock: clock,
         configuration: .init(
             maximumConcurrentDeliveries: configuration.deliveryConcurrency, leaseDuration: configuration.leaseDuration,
             deliveryWait: configuration.deliveryWait, outcomeCommitDelay: configuration.outcomeCommitDelay,
             instanceID: instanceID, storeTimeout: configuration.storeTimeout),
-        metrics: DeliveryMetrics(factory: metrics.factory), logger: logger,
+        metrics: DeliveryMetrics(factory: metrics.factory, platforms: profiles.all.map(\.platform) + [.websocket]), logger: logger,
         outcomeObserver: TokenOutcomeCallbacks(outbox: callbackOutbox, logger: logger))
     if let files = OpenFileLimit.raise(), files - OpenFileLimit.reserve < configuration.connectionLimits.maximumConnections {
         configuration.connectionLimits.maximumConnections = max(1, files - OpenFileLimit.reserve)
@@ -85,7 +89,7 @@ public func buildApplication(
         configuration: .init(
             dailyLimit: configuration.dailyLimit, timeToLive: configuration.notificationTTL,
             exemptDailyLimit: configuration.exemptDailyLimit, maximumPendingPerDevice: configuration.maximumPendingPerDevice),
-        renderers: payloadRenderers)
+        renderers: renderers)
     let link = store.cluster.map { ClusterLink(cluster: $0, hub: hub, worker: worker, logger: logger) }
     let retention = RetentionSweeper(
         store: store,
@@ -115,7 +119,7 @@ public func buildApplication(
         activityWrites: ActivityWriteLimiter(
             burst: configuration.activityWriteBurst, perSecond: Double(configuration.activityWritesPerSecond), clock: clock),
         clock: clock,
-        bodyLimit: configuration.maximumBodyBytes, registration: try .init(configuration),
+        bodyLimit: configuration.maximumBodyBytes, registration: try .init(configuration), providers: profiles,
         addresses: try ClientAddressResolver(configuration), metrics: metrics.server,
         adminToken: configuration.adminToken,
         webSocketSession: .init(
@@ -158,11 +162,12 @@ public func buildApplication(
 public let providerCatalog: [ProviderEntry<HeraldConfiguration>] = [
     ProviderEntry(APNsModule.self) { $0.apns },
     ProviderEntry(FCMModule.self) { $0.fcm },
-    ProviderEntry(WebPushModule.self) { $0.webPush.subject == nil ? nil : $0.webPush },
+    ProviderEntry(WebPushModule.self, at: \.webPush) { $0.subject != nil },
 ]
 
 /// Each platform's payload renderer, from the catalog; WebSocket-only devices get the APNs payload. Renderers need no
-/// credentials, so a device is rendered for even while its provider is not configured.
+/// credentials, so a device is rendered for even while its provider is not configured. (`buildApplication` takes its
+/// renderers from the catalog it is given, the same for ``providerCatalog``.)
 let payloadRenderers = PayloadRenderers(
     Dictionary(providerCatalog.map { ($0.description.platform, $0.module.renderer) }, uniquingKeysWith: { first, _ in first }),
     fallback: APNsRenderer())
@@ -194,7 +199,7 @@ func buildRouters(
     scheduled: ScheduledSendDispatcher? = nil, receipts: ReceiptDispatcher? = nil, callbacks: CallbackSettings? = nil,
     activityWrites: ActivityWriteLimiter? = nil,
     clock: any WallClock, bodyLimit: Int,
-    registration: RegistrationSettings, addresses: ClientAddressResolver,
+    registration: RegistrationSettings, providers: ProviderProfiles, addresses: ClientAddressResolver,
     metrics: ServerMetrics, adminToken: String?, webSocketSession: WebSocketSessionConfiguration,
     readinessTimeout: Duration = .milliseconds(800), logger: Logger
 ) -> (http: Router<HeraldRequestContext>, webSocket: WebSocketController) {
@@ -232,7 +237,7 @@ func buildRouters(
         endpointLimiter: EndpointChangeLimiter(clock: clock))
     RegistrationController(
         registrar: registrar, directory: directory, credentials: credentials, bodyLimit: bodyLimit,
-        webPushPolicy: registration.webPushPolicy,
+        providers: providers,
         onDeviceChanged: { id in await worker.deliverPending(of: id) }
     ).addRoutes(to: api)
     WebPushKeyController(publicKey: registration.webPushPublicKey).addRoutes(to: api)
@@ -242,12 +247,14 @@ func buildRouters(
     TopicController(topics: topics, directory: directory, credentials: credentials, clock: clock, bodyLimit: bodyLimit).addRoutes(to: api)
     let tokens = APITokenManager(store: store, clock: clock)
     NotificationStatusController(
-        pipeline: pipeline, directory: directory, tokens: tokens, credentials: credentials, reports: store, topics: topics
+        pipeline: pipeline, directory: directory, tokens: tokens, credentials: credentials, reports: store, providers: providers,
+        topics: topics
     ).addRoutes(to: api)
     APITokenController(tokens: tokens, directory: directory, credentials: credentials, bodyLimit: bodyLimit).addRoutes(to: api)
     let authorizer = PushWardAuthorizer(tokens: tokens, credentials: credentials)
     ActionNotificationController(
-        pipeline: pipeline, authorizer: authorizer, activities: store, clock: clock, bodyLimit: bodyLimit, receipts: receipts,
+        pipeline: pipeline, authorizer: authorizer, activities: store, clock: clock, bodyLimit: bodyLimit, providers: providers,
+        receipts: receipts,
         callbackPolicy: callbacks?.policy ?? .knownServicesOnly
     ).addRoutes(to: router)
     if let callbacks {  // the tokens' outcome callback URLs: Callbacks/
@@ -270,7 +277,8 @@ func buildRouters(
     }
     if let scheduled {  // issue 39, section 5: Scheduled/
         ScheduledSendController(
-            store: store, pipeline: pipeline, authorizer: authorizer, dispatcher: scheduled, clock: clock, bodyLimit: bodyLimit
+            store: store, pipeline: pipeline, authorizer: authorizer, dispatcher: scheduled, clock: clock, bodyLimit: bodyLimit,
+            providers: providers
         ).addRoutes(to: router)
     }
     // PushWard's account paths; `activity_count` comes from the activity store once it exists (issue 31, la-service).
@@ -288,12 +296,13 @@ func buildRouters(
         ActivityTokenController(service: service, directory: directory, credentials: credentials, bodyLimit: bodyLimit).addRoutes(to: api)
         ApprovalAnswerController(service: service, directory: directory, credentials: credentials, bodyLimit: bodyLimit).addRoutes(to: api)
     }
-    HomeAssistantController(pipeline: pipeline, directory: directory, credentials: credentials, clock: clock, bodyLimit: bodyLimit)
-        .addRoutes(to: api)
+    HomeAssistantController(
+        pipeline: pipeline, directory: directory, credentials: credentials, clock: clock, bodyLimit: bodyLimit, providers: providers
+    ).addRoutes(to: api)
     if let adminToken {  // without HERALD_ADMIN_TOKEN, /admin is not there at all (404)
         var admin = AdminController<HeraldRequestContext>(
             token: adminToken, store: store, pipeline: pipeline, directory: directory, credentials: credentials, clock: clock,
-            bodyLimit: bodyLimit)
+            bodyLimit: bodyLimit, providers: providers)
         admin.deviceIdleDays = retention?.policy.deviceIdleDays
         admin.addRoutes(to: router)
     }
@@ -301,7 +310,9 @@ func buildRouters(
         hub: hub, directory: directory, credentials: credentials, worker: worker, link: link,
         sessionConfiguration: webSocketSession, clock: clock, logger: logger)
     webSocket.addRoutes(to: router)
-    RecentNotificationsController(store: store, directory: directory, credentials: credentials).addRoutes(to: api)
+    // The inbox lists what a device was sent as the web app's service worker reads it: Web Push's document.
+    RecentNotificationsController(store: store, directory: directory, credentials: credentials, renderer: WebPushModule.renderer)
+        .addRoutes(to: api)
     WebAppController().addRoutes(to: router)
     // The senders other tools speak (issue 42, docs/senders.md): ntfy, Gotify, Bark and the webhook presets. The
     // middleware, added after every route, takes only what no route took (ntfy's and Bark's `/<USER_ID>/…` paths).
@@ -326,26 +337,22 @@ struct RegistrationSettings: Sendable {
     var maximumDevices: Int?
     /// The SHA-256 of `HERALD_REGISTRATION_TOKEN` (the token itself is not kept).
     var tokenHash: String?
-    /// Which Web Push endpoints a registration may name (`HERALD_WEBPUSH_ALLOWED_HOSTS`).
-    var webPushPolicy = WebPushEgressPolicy.knownServicesOnly
     /// The VAPID public key `GET /api/push/webpush/key` answers with; `nil`: that route answers 404.
     var webPushPublicKey: String?
 
     init(
-        perMinute: Int? = nil, maximumDevices: Int? = nil, tokenHash: String? = nil,
-        webPushPolicy: WebPushEgressPolicy = .knownServicesOnly, webPushPublicKey: String? = nil
+        perMinute: Int? = nil, maximumDevices: Int? = nil, tokenHash: String? = nil, webPushPublicKey: String? = nil
     ) {
         self.perMinute = perMinute
         self.maximumDevices = maximumDevices
         self.tokenHash = tokenHash
-        self.webPushPolicy = webPushPolicy
         self.webPushPublicKey = webPushPublicKey
     }
 
     init(_ configuration: HeraldConfiguration) throws {
         self.init(
             perMinute: configuration.registrationsPerMinute, maximumDevices: configuration.maximumDevices,
-            tokenHash: configuration.registrationToken.map(Secrets.hash), webPushPolicy: try configuration.webPush.egressPolicy(),
+            tokenHash: configuration.registrationToken.map(Secrets.hash),
             webPushPublicKey: try configuration.webPush.vapidPrivateKey.map { key throws in try VAPIDKey.publicKey(of: key) })
     }
 }

@@ -27,6 +27,36 @@ public enum WebPushModule: ProviderModule {
         return provider
     }
 
+    /// ``WebPushAddressRules``: a subscription whose endpoint the configured egress policy allows
+    /// (`HERALD_WEBPUSH_ALLOWED_HOSTS`), also while Web Push is not configured.
+    public static func addressRules(_ configuration: WebPushConfiguration?) throws -> any PushAddressRules {
+        WebPushAddressRules(policy: try (configuration ?? WebPushConfiguration()).egressPolicy())
+    }
+
+    /// The setting a generated VAPID key is kept under (base64url of the raw P-256 scalar).
+    public static let vapidKeySetting = "webpush.vapid_private_key"
+
+    /// The VAPID key: `HERALD_VAPID_PRIVATE_KEY` when given, otherwise the key generated on first start and kept in the
+    /// store's settings, so that subscriptions survive restarts and every instance on one PostgreSQL database signs
+    /// with the same key (the first to start keeps it, the others read it). Without a store that keeps it, Web Push is
+    /// not available: an error when it is configured (`HERALD_VAPID_SUBJECT`), a warning otherwise.
+    public static func prepareSecrets(
+        _ configuration: inout WebPushConfiguration, settings: any ServerSettingStore, logger: Logger
+    ) async throws {
+        guard configuration.vapidPrivateKey == nil else { return }
+        let generated = VAPIDKey.generate()
+        do {
+            let kept = try await settings.setting(named: vapidKeySetting, insertingIfAbsent: generated)
+            if kept == generated { logger.notice("Web Push: generated a VAPID key and kept it in the database") }
+            configuration.vapidPrivateKey = kept
+        } catch {
+            guard configuration.subject == nil else {
+                throw WebPushConfigurationError(.privateKey, "not set, and the generated key cannot be kept in the database: \(error)")
+            }
+            logger.warning("Web Push: no VAPID key (the database cannot keep one)", metadata: ["error": "\(error)"])
+        }
+    }
+
     /// ``WebPushConfiguration/check()``.
     public static func check(_ configuration: WebPushConfiguration) throws -> [String] {
         try configuration.check()

@@ -9,7 +9,7 @@ import NIOHTTP1
 
 /// Delivers notifications to browsers through their push services (Web Push: RFC 8030, 8291, 8292).
 ///
-/// A Web Push device's token is its subscription's endpoint URL and ``Device/webPushKeys`` its keys. For each
+/// A Web Push device's token is its subscription's endpoint URL and its address data (``Device/addressData``) its keys (``WebPushKeys``). For each
 /// notification the provider renders the payload (``WebPushRenderer``, plus the notification's `"id"`), encrypts it
 /// for the subscription (``WebPushEncryption``), and POSTs it to the endpoint with `Content-Encoding: aes128gcm`,
 /// `TTL`, `Urgency`, `Topic` (``WebPushRequestHeaders``) and the VAPID `Authorization` (``VAPIDSigner``).
@@ -83,7 +83,7 @@ public final class WebPushProvider: ClosablePushProvider {
         if let problem = policy.endpointProblem(endpointText) {
             return refused("Web Push endpoint refused: the endpoint \(problem)", metadata)
         }
-        guard let keys = device.webPushKeys,
+        guard let keys = WebPushKeys(addressData: device.addressData),
             let subscription = try? WebPushEncryption.SubscriptionKeys(p256dh: keys.p256dh, auth: keys.auth)
         else {
             return refused("the device has no valid Web Push subscription keys", metadata)

@@ -37,7 +37,7 @@ struct WebPushContractAdapter: ContractAdapter {
         let device = Device(
             userIDHash: "u", secretHash: "s", platform: .webpush, environment: .production, token: subscription.endpoint,
             createdAt: now, updatedAt: now,
-            webPushKeys: WebPushKeys(p256dh: subscription.subscriber.p256dh, auth: subscription.subscriber.authText))
+            addressData: WebPushKeys(p256dh: subscription.subscriber.p256dh, auth: subscription.subscriber.authText).addressData)
         return await provider.send(notification, to: device)
     }
 

@@ -25,7 +25,7 @@ struct WebPushEgressRulesTests {
         let device = Device(
             userIDHash: userID.lookupHash, secretHash: Secrets.hash(Secrets.random256BitHex()), platform: .webpush,
             environment: .production, token: endpoint, createdAt: Date(), updatedAt: Date(),
-            webPushKeys: WebPushKeys(p256dh: keys.p256dh, auth: keys.authText))
+            addressData: WebPushKeys(p256dh: keys.p256dh, auth: keys.authText).addressData)
         return (device, userID)
     }
 

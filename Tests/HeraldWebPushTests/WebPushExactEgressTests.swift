@@ -57,7 +57,7 @@ struct WebPushExactEgressTests {
         let keys = WebPushDecryption.Subscriber()
         let device = Device(
             userIDHash: "u", secretHash: "s", platform: .webpush, environment: .production, token: endpoint, createdAt: Date(),
-            updatedAt: Date(), webPushKeys: WebPushKeys(p256dh: keys.p256dh, auth: keys.authText))
+            updatedAt: Date(), addressData: WebPushKeys(p256dh: keys.p256dh, auth: keys.authText).addressData)
         let result = await provider.send(WebPushHostCapTests.notification(), to: device)
         guard case .failed(let reason) = result else {
             Issue.record("expected a failure, got \(result)")

@@ -15,7 +15,7 @@ struct WebPushHostCapTests {
         Device(
             userIDHash: "u", secretHash: "s", platform: .webpush, environment: .production, token: subscription.endpoint,
             createdAt: Date(), updatedAt: Date(),
-            webPushKeys: WebPushKeys(p256dh: subscription.subscriber.p256dh, auth: subscription.subscriber.authText))
+            addressData: WebPushKeys(p256dh: subscription.subscriber.p256dh, auth: subscription.subscriber.authText).addressData)
     }
 
     static func notification() -> PushNotification {

@@ -23,18 +23,22 @@ public struct DeviceRegistrar: Sendable {
         public var token: String?
         /// ActivityKit's push-to-start token (lowercase hex); `nil` when the registration carries none.
         public var pushToStartToken: String?
-        /// A Web Push subscription's keys (the endpoint is `token`); `nil` for other platforms.
-        public var webPushKeys: WebPushKeys?
+        /// The provider's own data beside the token (Web Push: the subscription's keys), opaque here.
+        public var addressData: String?
+        /// Whether the distinct tokens one device may name are capped (``EndpointChangeLimiter``; a Web Push endpoint
+        /// is a URL Herald connects to), as the provider's registration rules say.
+        public var capsDistinctTokens: Bool
 
         public init(
             platform: Platform, environment: PushEnvironment, token: String?, pushToStartToken: String? = nil,
-            webPushKeys: WebPushKeys? = nil
+            addressData: String? = nil, capsDistinctTokens: Bool = false
         ) {
             self.platform = platform
             self.environment = environment
             self.token = token
             self.pushToStartToken = pushToStartToken
-            self.webPushKeys = webPushKeys
+            self.addressData = addressData
+            self.capsDistinctTokens = capsDistinctTokens
         }
     }
 
@@ -95,7 +99,7 @@ public struct DeviceRegistrar: Sendable {
         let device = Device(
             userIDHash: userID.lookupHash, secretHash: Secrets.hash(secret), platform: target.platform,
             environment: target.environment, token: target.token, createdAt: now, updatedAt: now,
-            pushToStartToken: target.pushToStartToken, webPushKeys: target.webPushKeys)
+            pushToStartToken: target.pushToStartToken, addressData: target.addressData)
         try await StoreUnavailable.during(as: RegistrationError.storeUnavailable) { try await store.insertDevice(device) }
         logger.info("Device registered", metadata: ["device": "\(device.id)", "platform": "\(device.platform.rawValue)"])
         return NewDevice(device: device, userID: userID, secret: secret)
@@ -111,7 +115,7 @@ public struct DeviceRegistrar: Sendable {
         _ device: Device, to target: Target, client: String? = nil, logger: Logger
     ) async throws(RegistrationError) -> Device {
         if target.token != device.token || target.platform != device.platform, let client { try limiter.take(client) }
-        if target.platform == .webpush, let endpoint = target.token, let endpointLimiter {
+        if target.capsDistinctTokens, let endpoint = target.token, let endpointLimiter {
             try endpointLimiter.take(device.id, endpoint: endpoint)
         }
         var device = device
@@ -119,7 +123,7 @@ public struct DeviceRegistrar: Sendable {
         device.pushToStartToken = target.pushToStartToken ?? device.pushToStartToken
         device.platform = target.platform
         device.environment = target.environment
-        device.webPushKeys = target.webPushKeys
+        device.addressData = target.addressData
         device.isActive = true
         device.inactiveReason = nil
         device.updatedAt = clock.now()

@@ -50,9 +50,10 @@ public struct DeliveryMetrics: Sendable {
     private let batchEntries: Recorder
     private let commitDuration: Timer
 
-    /// Instruments reporting to `factory` (by default swift-metrics' global one, which does nothing unless bootstrapped).
-    public init(factory: any MetricsFactory = MetricsSystem.factory) {
-        let providers = Platform.allCases.map(\.rawValue) + [Self.noProvider]
+    /// Instruments reporting to `factory` (by default swift-metrics' global one, which does nothing unless bootstrapped),
+    /// labelled with each of `platforms` (the server's providers and the WebSocket channel) and `none`.
+    public init(factory: any MetricsFactory = MetricsSystem.factory, platforms: [Platform] = Platform.builtIn) {
+        let providers = Array(Set(platforms.map(\.rawValue) + [Self.noProvider]))
         func counters(_ name: String, _ more: [(String, String)] = []) -> [String: Counter] {
             Dictionary(
                 uniqueKeysWithValues: providers.map {

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldDelivery
+import HeraldProviderKit
 import HeraldWebPush
 import Hummingbird
 
@@ -15,6 +16,8 @@ struct ActionNotificationController<Context: RemoteAddressRequestContext>: Senda
     let activities: any ActivityStore
     let clock: any WallClock
     let bodyLimit: Int
+    /// The providers, whose limits' owner a refusal names.
+    let providers: ProviderProfiles
     /// Repeats until acknowledged (`acknowledge`; Receipts/).
     var receipts: ReceiptDispatcher? = nil
     /// Which addresses a `callback_url` may name (`HERALD_CALLBACK_ALLOWED_NETWORKS`).
@@ -28,7 +31,8 @@ struct ActionNotificationController<Context: RemoteAddressRequestContext>: Senda
         let (token, device) = try await authorizer.authorize(request, context: context, scope: .notifications)
         return try await SendAnswers.withRateLimitHeaders(of: device, pipeline: pipeline, clock: clock) {
             let notification = try ActionNotificationRequest(try await JSONBody.object(of: request, limit: bodyLimit))
-            try notification.checkActionsFit(pipeline.renderers.renderer(for: device.platform))
+            try notification.checkActionsFit(
+                pipeline.renderers.renderer(for: device.platform), provider: providers.possessiveName(for: device.platform))
             if let slug = notification.pushWard.activitySlug {
                 let activity = try await storeCall { try await activities.activity(deviceID: device.id, slug: slug) }
                 guard let activity, !activity.isTombstone else {

@@ -149,7 +149,8 @@ struct ActionNotificationRequest {
     /// Refuses (400 `payload_too_large`, field `actions`) a notification that cannot fit its provider's limit even with its
     /// body shortened away *because of its actions*: without them it would fit. Other oversized notifications are
     /// refused by the pipeline with the general message.
-    func checkActionsFit(_ renderer: any PayloadRenderer) throws {
+    /// `provider` names whose limit it is in the message (`APNs'`, `FCM's`, `Web Push's`).
+    func checkActionsFit(_ renderer: any PayloadRenderer, provider: String) throws {
         func shortestBytes(includingActions: Bool) throws -> Int {
             let draft = draft(body: "", includingActions: includingActions)
             let rendered = renderer.render(draft.content, priority: draft.priority, collapseID: draft.collapseID)
@@ -162,7 +163,7 @@ struct ActionNotificationRequest {
         let actionBytes = try JSONValue.array(actions.map(\.json)).encoded().count
         throw APIError(
             .payloadTooLarge,
-            message: "The actions take \(actionBytes) bytes and the notification cannot fit \(renderer.name == "fcm" ? "FCM's" : "APNs'") \(limit)-byte limit "
+            message: "The actions take \(actionBytes) bytes and the notification cannot fit \(provider) \(limit)-byte limit "
                 + "even with the body shortened away (\(shortest) bytes); send fewer actions or shorter urls, headers and bodies.",
             field: "actions")
     }

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HeraldCore
 import HeraldDelivery
+import HeraldProviderKit
 import Hummingbird
 import Logging
 
@@ -36,6 +37,8 @@ struct AdminController<Context: RemoteAddressRequestContext>: Sendable {
     let pages: AdminPages
     let clock: any WallClock
     let bodyLimit: Int
+    /// The providers, for what a device's page shows of its address (an environment, for APNs).
+    let providers: ProviderProfiles
     /// `HERALD_DEVICE_IDLE_DAYS`: the overview shows how many devices it removes (or, when off, how many are idle
     /// for ``idleDaysShownWhenOff`` days).
     var deviceIdleDays: Int?
@@ -43,7 +46,7 @@ struct AdminController<Context: RemoteAddressRequestContext>: Sendable {
 
     init(
         token: String, store: any HeraldStore, pipeline: SendPipeline, directory: DeviceDirectory, credentials: CredentialGuard,
-        clock: any WallClock, bodyLimit: Int
+        clock: any WallClock, bodyLimit: Int, providers: ProviderProfiles
     ) {
         self.token = AdminToken(token)
         self.store = store
@@ -54,6 +57,12 @@ struct AdminController<Context: RemoteAddressRequestContext>: Sendable {
         self.pages = AdminPages(clock: clock)
         self.clock = clock
         self.bodyLimit = bodyLimit
+        self.providers = providers
+    }
+
+    /// Whether `device`'s provider has environments (APNs' production and sandbox) to show.
+    private func showsEnvironment(of device: Device) -> Bool {
+        providers[device.platform]?.description.hasEnvironments == true
     }
 
     func addRoutes(to router: Router<Context>) {
@@ -224,7 +233,7 @@ struct AdminController<Context: RemoteAddressRequestContext>: Sendable {
             "lease": lease.map { "\($0.owner), until \(AdminPages.time($0.expiresAt))" } ?? "nobody",
             "payload": AdminPages.prettyPayload(notification.payload),
         ]
-        if let device, device.platform == .apns { details["environment"] = device.environment.rawValue }
+        if let device, showsEnvironment(of: device) { details["environment"] = device.environment.rawValue }
         if let collapseID = notification.collapseID { details["collapseID"] = collapseID }
         // End-to-end encrypted (docs/e2e.md): the payload shows the placeholder; the key id says which key opens it.
         if let keyID = notification.content?.encrypted?.keyID { details["encryptedKeyID"] = keyID }
@@ -248,7 +257,7 @@ struct AdminController<Context: RemoteAddressRequestContext>: Sendable {
         }
         var facts: [String: Any] = [
             "id": device.id.lowercasedText, "platform": device.platform.rawValue,
-            "environment": device.platform == .apns ? device.environment.rawValue : "–",
+            "environment": showsEnvironment(of: device) ? device.environment.rawValue : "–",
             "state": device.isActive ? "active" : "inactive", "stateClass": device.isActive ? "active" : "inactive",
             "used": quota.counters.successful, "maximum": quota.maximum, "remaining": quota.remaining,
             "attempts": quota.counters.attempts, "errors": quota.counters.errors, "resetsAt": AdminPages.time(quota.resetsAt),

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldDelivery
+import HeraldProviderKit
 import Hummingbird
 
 /// Home Assistant's `mobile_app` push relay: an app sets `push_url` to `<herald>/api/push/homeassistant` and
@@ -14,6 +15,8 @@ struct HomeAssistantController<Context: RemoteAddressRequestContext>: Sendable {
     let credentials: CredentialGuard
     let clock: any WallClock
     let bodyLimit: Int
+    /// The providers: the payload is the relay's for the provider that renders for the device.
+    let providers: ProviderProfiles
     /// Live Activity timestamps, strictly increasing per activity token.
     let activityClock = LiveActivityClock()
 
@@ -27,8 +30,10 @@ struct HomeAssistantController<Context: RemoteAddressRequestContext>: Sendable {
         let notify = try HomeAssistantRequest(try await JSONBody.object(of: request, limit: bodyLimit))
         let device = try await device(for: notify.userID, request, context)
         return try await SendAnswers.withRateLimitHeaders(of: device, pipeline: pipeline, clock: clock) {
+            // A WebSocket-only device gets the payload of the provider that renders for it (APNs').
+            let rendering = providers.profile(for: device.platform)
             let draft = try HomeAssistantPayload.draft(
-                for: notify, platform: device.platform, now: clock.now(), activityClock: activityClock)
+                for: notify, platform: rendering?.platform ?? device.platform, now: clock.now(), activityClock: activityClock)
             do throws(SendError) {
                 let receipt = try await pipeline.send(draft, to: device)
                 var body = JSONObjectWriter()
@@ -37,7 +42,7 @@ struct HomeAssistantController<Context: RemoteAddressRequestContext>: Sendable {
                 body.add("target", .string(notify.pushToken))
                 return JSONResponse.make(status: .created, body: body, headers: SendAnswers.headers(receipt.quota, now: clock.now()))
             } catch {
-                throw homeAssistantError(error, target: notify.pushToken)
+                throw homeAssistantError(error, target: notify.pushToken, provider: rendering?.description.displayName)
             }
         }
     }
@@ -54,7 +59,7 @@ struct HomeAssistantController<Context: RemoteAddressRequestContext>: Sendable {
                 status: .ok, body: ["target": .string(token), "rateLimits": SendAnswers.rateLimits(quota)],
                 headers: SendAnswers.headers(quota, now: clock.now()))
         } catch {
-            throw homeAssistantError(error, target: token)
+            throw homeAssistantError(error, target: token, provider: providers.profile(for: device.platform)?.description.displayName)
         }
     }
 
@@ -77,7 +82,7 @@ struct HomeAssistantController<Context: RemoteAddressRequestContext>: Sendable {
 
     /// The relay's error shapes: 429 `RateLimited`, 500 `InvalidToken` / `PayloadTooLarge` / `InternalError`; 503
     /// `InternalError` with `Retry-After` when the store does not answer.
-    private func homeAssistantError(_ error: SendError, target: String) -> APIError {
+    private func homeAssistantError(_ error: SendError, target: String, provider: String?) -> APIError {
         let now = clock.now()
         switch error {
         case .quotaExceeded(let quota):
@@ -99,7 +104,7 @@ struct HomeAssistantController<Context: RemoteAddressRequestContext>: Sendable {
                 .homeAssistantPayloadTooLarge,
                 "The notification does not fit the push service's \(limit)-byte limit even with the message shortened away (\(minimum) bytes).")
         case .rejectedByProvider(_, let reason, _):
-            return Self.internalError(.homeAssistantInternalError, "APNs refused the notification: \(reason).")
+            return Self.internalError(.homeAssistantInternalError, "\(provider ?? "The push service") refused the notification: \(reason).")
         case .storeUnavailable(let cause):
             // 503 with `Retry-After`, as every store failure (the device lookup's too); the relay's `errorType`.
             var apiError = APIError(

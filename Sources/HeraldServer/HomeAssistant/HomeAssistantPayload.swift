@@ -1,23 +1,42 @@
 import Foundation
 import HeraldCore
 
-/// Maps a Home Assistant notify call to what the official relay would have sent the phone: for an APNs device the
-/// APNs push of `legacy.js` (this file), or of `live-activity.js` when the call carries a `live_activity_token`
-/// (``HomeAssistantLiveActivity``); for an FCM device the message of `android.js` (``HomeAssistantAndroidPayload``);
-/// for a Web Push device the title and message with what a browser shows from `data` (``HomeAssistantWebPush``).
+/// Maps a Home Assistant notify call to what the official relay would have sent the phone. The relay defines a payload
+/// byte for byte for two providers (``relayPayloads``): APNs (`legacy.js`, this file; `live-activity.js` when the call
+/// carries a `live_activity_token`, ``HomeAssistantLiveActivity``) and FCM (`android.js`,
+/// ``HomeAssistantAndroidPayload``). Each is computed from the request alone, and only the one of the provider that
+/// renders for the device is built. A device of any other provider (Web Push, one added since) gets the call's title
+/// and message with what every surface can show from `data` (``HomeAssistantWebPush``), and no provider's raw part.
 /// The relay's own fixtures hold Herald to it (`HomeAssistantRelayFixtureTests`); docs/homeassistant.md lists every row.
 enum HomeAssistantPayload {
+    /// A payload the relay defines for one provider.
+    struct RelayPayload: Sendable {
+        /// Whether a call with a `live_activity_token` is the Live Activity push instead (APNs: yes; the relay's Android
+        /// path has no Live Activities, and ignores the token).
+        var yieldsToLiveActivities: Bool
+        var draft: @Sendable (HomeAssistantRequest, Date) throws -> NotificationDraft
+    }
+
+    /// The payloads the relay defines, by the platform of the provider each is for.
+    static let relayPayloads: [Platform: RelayPayload] = [
+        .apns: RelayPayload(yieldsToLiveActivities: true) { request, now in try legacy(request, now: now) },
+        .fcm: RelayPayload(yieldsToLiveActivities: false) { request, _ in try HomeAssistantAndroidPayload.draft(for: request) },
+    ]
+
+    /// The draft of a call for a device whose payload `platform`'s provider renders (APNs' for a WebSocket-only device).
     static func draft(
         for request: HomeAssistantRequest, platform: Platform, now: Date, activityClock: LiveActivityClock
     ) throws -> NotificationDraft {
-        if platform == .fcm { return try HomeAssistantAndroidPayload.draft(for: request) }
-        if platform == .webpush, request.liveActivityToken == nil {
-            return HomeAssistantWebPush.draft(for: request, base: try legacy(request, now: now))
-        }
-        if let token = request.liveActivityToken {
+        let relay = relayPayloads[platform]
+        if let token = request.liveActivityToken, relay?.yieldsToLiveActivities ?? true {
             return try HomeAssistantLiveActivity.draft(for: request, token: token, clock: activityClock, now: now)
         }
-        return try legacy(request, now: now)
+        if let relay { return try relay.draft(request, now) }
+        // The relay's rules decide what the call says (title, message, a command's silence, headers, the daily
+        // limit); the APNs payload they also write is left out: no provider of this device reads it.
+        var base = try legacy(request, now: now)
+        base.content.providerPayloads = [:]
+        return HomeAssistantWebPush.draft(for: request, base: base)
     }
 
     /// The content of a call whose payload the relay defines for one provider: that payload as the provider's raw part,

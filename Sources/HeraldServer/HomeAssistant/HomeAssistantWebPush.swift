@@ -1,8 +1,9 @@
 import Foundation
 import HeraldCore
 
-/// A Home Assistant notify call for a Web Push device (a browser): the relay defines no payload for browsers, so the
-/// call's title and message are the notification, with what a browser can show from `data`:
+/// A Home Assistant notify call for a device of a provider the relay defines no payload for (Web Push's browsers, and
+/// any provider added since): the call's title and message are the notification, with what a browser (or any other
+/// surface) can show from `data`, as provider-neutral content:
 ///
 /// | `data` | Web Push payload |
 /// |---|---|

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldDelivery
+import HeraldProviderKit
 import Hummingbird
 
 /// `GET /api/push/notifications/{id}`: what happened to one notification. Visible to its sender
@@ -13,6 +14,8 @@ struct NotificationStatusController<Context: RemoteAddressRequestContext>: Senda
     let credentials: CredentialGuard
     /// The app's events and the answer (issue 39).
     let reports: any AfterPushStore
+    /// The providers, for the member that repeats a provider's id under its own name (`apns_id`).
+    let providers: ProviderProfiles
     /// Topic ids as credentials (issue 42): a topic's sender reads each member's notification; `nil`: none.
     var topics: TopicDirectory? = nil
 
@@ -69,9 +72,10 @@ struct NotificationStatusController<Context: RemoteAddressRequestContext>: Senda
         if let keyID = notification.content?.encrypted?.keyID { body["encrypted_key_id"] = .string(keyID) }
         if let providerID = notification.providerMessageID {
             // The provider's id: an `apns-id`, FCM's message name (`projects/…/messages/…`), or a push service's
-            // `Location` (Web Push).
+            // `Location` (Web Push); repeated under the name of the provider that renders for the device, when it has
+            // one (`apns_id`: APNs, and WebSocket-only devices, which get APNs' payload).
             body["provider_message_id"] = .string(providerID)
-            if device.platform == .apns || device.platform == .websocket { body["apns_id"] = .string(providerID) }
+            if let field = providers.profile(for: device.platform)?.description.messageIDField { body[field] = .string(providerID) }
         }
         // What the app reported (`events: [{event, at}]`) and, for an answerable notification, its answer.
         body["events"] = AnswerJSON.events(try await storeCall { try await reports.events(of: id) })

@@ -1,6 +1,5 @@
 import Foundation
 import HeraldCore
-import HeraldWebPush
 import Hummingbird
 
 /// `GET /api/push/notifications?limit=N`: the device owner's latest notifications, newest first, with what each says,
@@ -8,7 +7,8 @@ import Hummingbird
 ///
 /// Owner credentials only (`Authorization: Basic user_id:device_secret`): a sender knows the USER_ID but must not
 /// read what else the device was sent. Each element is the notification as the web app's service worker receives it
-/// (``WebPushRenderer``'s document with the notification's `id`), plus its `status` and `created_at`:
+/// (the document of the inbox's ``renderer``, Web Push's, which the composition root hands it, with the notification's
+/// `id`), plus its `status` and `created_at`, whatever the device's provider:
 ///
 /// ```json
 /// {"notifications": [{"id": "…", "status": "delivered", "created_at": "…", "title": "Door", "body": "Opened",
@@ -22,6 +22,9 @@ struct RecentNotificationsController<Context: RemoteAddressRequestContext>: Send
     let store: any DashboardStore
     let directory: DeviceDirectory
     let credentials: CredentialGuard
+    /// What each notification's content is rendered as (the composition root gives Web Push's renderer: the web
+    /// app's service worker reads the same document).
+    let renderer: any PayloadRenderer
 
     func addRoutes(to group: RouterGroup<Context>) {
         group.get("notifications", use: list)
@@ -33,7 +36,7 @@ struct RecentNotificationsController<Context: RemoteAddressRequestContext>: Send
             try await directory.owner(of: request)
         }
         let recent = try await storeCall { try await store.recentNotifications(deviceID: device.id, limit: limit) }
-        return JSONResponse.make(status: .ok, body: ["notifications": .array(recent.map { .object(Self.item($0)) })])
+        return JSONResponse.make(status: .ok, body: ["notifications": .array(recent.map { .object(item($0)) })])
     }
 
     /// `limit`: absent for ``defaultLimit``, else a whole number from 1 to ``maximumLimit``.
@@ -45,10 +48,10 @@ struct RecentNotificationsController<Context: RemoteAddressRequestContext>: Send
         return limit
     }
 
-    /// One notification as the inbox shows it: its content rendered as for Web Push, its id, state and time of acceptance.
-    static func item(_ notification: PushNotification) -> JSONObject {
+    /// One notification as the inbox shows it: its content rendered by ``renderer``, its id, state and time of acceptance.
+    func item(_ notification: PushNotification) -> JSONObject {
         let content = notification.content ?? NotificationContent()
-        var item = WebPushRenderer().renderContent(content, priority: notification.priority, collapseID: notification.collapseID).payload
+        var item = renderer.renderContent(content, priority: notification.priority, collapseID: notification.collapseID).payload
         item["id"] = .string(notification.id.lowercasedText)
         item["status"] = .string(notification.status.rawValue)
         item["created_at"] = .string(notification.createdAt.iso8601WithMilliseconds)

@@ -1,38 +1,43 @@
 import Foundation
 import HeraldCore
-import HeraldWebPush
+import HeraldProviderKit
 
 /// `POST /api/push/register`: a new device, or a new token for an existing USER_ID.
+///
+/// The server reads `platform`, `environment`, the push-to-start token and the owner's fields; the address is read by
+/// the rules of the platform's provider (``PushAddressRules``), so a provider added to the catalog is registered here
+/// without a change (docs/providers.md). `websocket` has no provider: its device has no address.
 struct RegisterRequest {
-    var token: String?
     var platform: Platform
     var environment: PushEnvironment
-    /// ActivityKit's push-to-start token (`live_activity_push_to_start_token`), lowercase hex; APNs devices only.
+    /// The provider's address: the token (`nil` for a WebSocket-only device) and its own data.
+    var address: PushAddress
+    /// Whether the provider caps the distinct tokens of one device (Web Push endpoints).
+    var capsDistinctTokens: Bool
+    /// ActivityKit's push-to-start token (`live_activity_push_to_start_token`), lowercase hex; for providers that take
+    /// them (APNs) only.
     var pushToStartToken: String?
-    /// A Web Push subscription's keys (its endpoint is `token`).
-    var webPushKeys: WebPushKeys?
     /// Present on re-registration (from the body or Basic credentials).
     var owner: (userID: String, secret: String)?
 
     /// Decodes and validates the body; `basic` are the request's Basic credentials, if any.
-    init(_ body: JSONObject, basic: (userID: String, secret: String)?, webPushPolicy: WebPushEgressPolicy = .knownServicesOnly) throws {
+    init(_ body: JSONObject, basic: (userID: String, secret: String)?, providers: ProviderProfiles) throws {
         let fields = FieldReader(body)
-        let platformName = try fields.optionalChoice("platform", from: Platform.allCases.map(\.rawValue)) ?? "apns"
+        let names = Self.platformNames(providers)
+        let platformName = try fields.optionalChoice("platform", from: names) ?? Platform.apns.rawValue
         platform = Platform(rawValue: platformName) ?? .apns
         let environmentName =
             try fields.optionalChoice("environment", from: PushEnvironment.allCases.map(\.rawValue)) ?? "production"
         environment = PushEnvironment(rawValue: environmentName) ?? .production
-        if platform == .webpush {
-            guard try fields.optionalString("token") == nil else {
-                throw APIError.invalidField("token", "token must be absent for platform webpush: send subscription.")
-            }
-            let subscription = try WebPushSubscriptionRules.validated(fields, policy: webPushPolicy)
-            token = subscription.endpoint
-            webPushKeys = subscription.keys
-        } else {
-            token = try Self.validToken(try fields.optionalString("token"), for: platform)
+        let rules = providers[platform]?.addressRules ?? WebSocketAddressRules()
+        do {
+            address = try rules.address(from: RegistrationFields(body))
+        } catch {
+            throw APIError.invalidField(error.field, error.message)
         }
-        pushToStartToken = try Self.validPushToStartToken(try fields.optionalString(Self.pushToStartField), for: platform)
+        capsDistinctTokens = rules.capsDistinctTokens
+        pushToStartToken = try Self.validPushToStartToken(
+            try fields.optionalString(Self.pushToStartField), for: platform, allowed: rules.takesPushToStartTokens)
 
         let userID = try fields.optionalString("user_id")
         let secret = try fields.optionalString("device_secret")
@@ -45,70 +50,41 @@ struct RegisterRequest {
         if let owner { _ = try UserIDRule.validated(owner.userID) }
     }
 
-    /// The length of an APNs device token in hex digits: 64 today; Apple says not to assume a size, so up to 200.
-    static let apnsTokenLength = 64...200
-    /// The longest FCM registration token taken (they are about 160 characters today; Google documents no maximum).
-    static let fcmTokenMaximumLength = 512
-
-    /// Checks the token's form for its platform and normalises it (APNs tokens to lowercase hex), so that the same
-    /// token in another letter case is the same token everywhere.
-    static func validToken(_ token: String?, for platform: Platform) throws -> String? {
-        switch platform {
-        case .apns:
-            guard let token else { throw APIError.invalidField("token", "token is required for platform apns.") }
-            guard Secrets.isHex(token) else {
-                throw APIError.invalidField("token", "token must be the APNs device token in hexadecimal.")
-            }
-            guard token.utf8.count % 2 == 0, apnsTokenLength.contains(token.utf8.count) else {
-                throw APIError.invalidField(
-                    "token",
-                    "token must be an even number of hex characters from \(apnsTokenLength.lowerBound) to \(apnsTokenLength.upperBound); got \(token.utf8.count).")
-            }
-            return token.lowercased()
-        case .fcm:
-            guard let token else { throw APIError.invalidField("token", "token is required for platform fcm.") }
-            guard (1...fcmTokenMaximumLength).contains(token.utf8.count) else {
-                throw APIError.invalidField(
-                    "token", "token must be an FCM registration token of 1 to \(fcmTokenMaximumLength) characters; got \(token.utf8.count).")
-            }
-            guard token.utf8.allSatisfy(Self.isFCMTokenCharacter) else {
-                throw APIError.invalidField(
-                    "token", "token must be an FCM registration token: letters, digits and - _ : . only.")
-            }
-            return token
-        case .webpush:
-            throw APIError.invalidField("subscription", "subscription is required for platform webpush.")
-        case .websocket:
-            guard token == nil else {
-                throw APIError.invalidField("token", "token must be absent for platform websocket.")
-            }
-            return nil
-        }
+    /// The `platform` values a registration may name: the built-in ones the server has (`websocket` always), in their
+    /// documented order, then the catalog's others.
+    static func platformNames(_ providers: ProviderProfiles) -> [String] {
+        let known = Set(providers.all.map(\.platform) + [.websocket])
+        let others = providers.all.map(\.platform).filter { !Platform.builtIn.contains($0) }
+        return (Platform.builtIn.filter(known.contains) + others).map(\.rawValue)
     }
 
     static let pushToStartField = "live_activity_push_to_start_token"
+    /// The length of an APNs token in hex digits (a push-to-start token, an activity token): 64 today, up to 200.
+    static let apnsTokenLength = 64...200
 
-    /// An ActivityKit push-to-start token: an APNs token (hex, as long as device tokens may be), for APNs devices only.
-    static func validPushToStartToken(_ token: String?, for platform: Platform) throws -> String? {
+    /// An ActivityKit push-to-start token: an APNs token (hex, as long as device tokens may be), for the providers
+    /// that take them (APNs) only.
+    static func validPushToStartToken(_ token: String?, for platform: Platform, allowed: Bool) throws -> String? {
         guard let token else { return nil }
-        guard platform == .apns else {
+        guard allowed else {
             throw APIError.invalidField(pushToStartField, "\(pushToStartField) is only for platform apns.")
         }
-        guard Secrets.isHex(token), token.utf8.count % 2 == 0, apnsTokenLength.contains(token.utf8.count) else {
+        let length = apnsTokenLength
+        guard Secrets.isHex(token), token.utf8.count % 2 == 0, length.contains(token.utf8.count) else {
             throw APIError.invalidField(
                 pushToStartField,
-                "\(pushToStartField) must be an APNs token: an even number of hex characters from \(apnsTokenLength.lowerBound) to \(apnsTokenLength.upperBound).")
+                "\(pushToStartField) must be an APNs token: an even number of hex characters from \(length.lowerBound) to \(length.upperBound).")
         }
         return token.lowercased()
     }
+}
 
-    /// The characters of an FCM registration token (URL-safe base64 and the `:` after the instance id).
-    private static func isFCMTokenCharacter(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-            UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: ":"), UInt8(ascii: "."):
-            true
-        default: false
+/// A WebSocket-only device has no provider and no address: a `token` is refused.
+struct WebSocketAddressRules: PushAddressRules {
+    func address(from registration: RegistrationFields) throws(RegistrationFieldError) -> PushAddress {
+        guard try registration.optionalString("token") == nil else {
+            throw RegistrationFieldError("token", "token must be absent for platform websocket.")
         }
+        return PushAddress(token: nil)
     }
 }

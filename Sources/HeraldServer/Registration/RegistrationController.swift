@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
 import HeraldCore
-import HeraldWebPush
+import HeraldProviderKit
 import Hummingbird
 import Logging
 
@@ -17,8 +17,8 @@ struct RegistrationController<Context: RemoteAddressRequestContext>: Sendable {
     let directory: DeviceDirectory
     let credentials: CredentialGuard
     let bodyLimit: Int
-    /// Which Web Push endpoints a registration may name.
-    var webPushPolicy: WebPushEgressPolicy = .knownServicesOnly
+    /// The providers whose addresses a registration may name, with their rules.
+    let providers: ProviderProfiles
     /// A device registered again (new token, or revived): its pending notifications are delivered at once.
     let onDeviceChanged: @Sendable (Device.ID) async -> Void
 
@@ -29,10 +29,11 @@ struct RegistrationController<Context: RemoteAddressRequestContext>: Sendable {
 
     @Sendable func register(_ request: Request, context: Context) async throws -> Response {
         let body = try await JSONBody.object(of: request, limit: bodyLimit)
-        let registration = try RegisterRequest(body, basic: Credentials.basic(request), webPushPolicy: webPushPolicy)
+        let registration = try RegisterRequest(body, basic: Credentials.basic(request), providers: providers)
         let target = DeviceRegistrar.Target(
-            platform: registration.platform, environment: registration.environment, token: registration.token,
-            pushToStartToken: registration.pushToStartToken, webPushKeys: registration.webPushKeys)
+            platform: registration.platform, environment: registration.environment, token: registration.address.token,
+            pushToStartToken: registration.pushToStartToken, addressData: registration.address.data,
+            capsDistinctTokens: registration.capsDistinctTokens)
         if let owner = registration.owner {
             let device = try await credentials.check(.owner(userID: owner.userID, secret: owner.secret), of: request, context: context) {
                 try await directory.owner(userID: owner.userID, secret: owner.secret)

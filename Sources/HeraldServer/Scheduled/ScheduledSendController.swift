@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldDelivery
+import HeraldProviderKit
 import Hummingbird
 
 /// `POST /notifications/scheduled`, `GET /notifications/scheduled[/{id}]`, `DELETE /notifications/scheduled/{id}
@@ -18,6 +19,8 @@ struct ScheduledSendController<Context: RemoteAddressRequestContext>: Sendable {
     let dispatcher: ScheduledSendDispatcher
     let clock: any WallClock
     let bodyLimit: Int
+    /// The providers, whose limits' owner a refusal names.
+    let providers: ProviderProfiles
 
     func addRoutes(to router: some RouterMethods<Context>) {
         router.post("notifications/scheduled", use: create)
@@ -30,7 +33,8 @@ struct ScheduledSendController<Context: RemoteAddressRequestContext>: Sendable {
         let (token, device) = try await authorizer.authorize(request, context: context, scope: .notifications)
         let now = clock.now()
         let parsed = try ScheduledSendRequest(try await JSONBody.object(of: request, limit: bodyLimit), now: now)
-        try parsed.parsed.checkActionsFit(pipeline.renderers.renderer(for: device.platform))
+        try parsed.parsed.checkActionsFit(
+            pipeline.renderers.renderer(for: device.platform), provider: providers.possessiveName(for: device.platform))
         let send = ScheduledSend(
             deviceID: device.id, tokenID: token.id, notification: try JSONValue.object(parsed.notification).encoded(), sendAt: parsed.sendAt,
             recurrence: parsed.recurrence, nextAt: parsed.firstAt, createdAt: now)

@@ -8,8 +8,8 @@ extension PostgresStore {
             PostgresQuery(
                 unsafeSQL: """
                     INSERT INTO device (id, user_id_hash, secret_hash, platform, environment, token, is_active,
-                        inactive_reason, daily_limit, created_at, updated_at, webpush_p256dh, webpush_auth, push_to_start_token)
-                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+                        inactive_reason, daily_limit, created_at, updated_at, address_data, push_to_start_token)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
                     """, binds: try Self.bindings(device)))
         devices.invalidate(id: device.id)
         await presence.devicesChanged([device.id])
@@ -21,7 +21,7 @@ extension PostgresStore {
                 unsafeSQL: """
                     UPDATE device SET user_id_hash = $2, secret_hash = $3, platform = $4, environment = $5, token = $6,
                         is_active = $7, inactive_reason = $8, daily_limit = $9, created_at = $10, updated_at = $11,
-                        webpush_p256dh = $12, webpush_auth = $13, push_to_start_token = $14
+                        address_data = $12, push_to_start_token = $13
                     WHERE id = $1
                     RETURNING id
                     """, binds: try Self.bindings(device)))
@@ -88,7 +88,7 @@ extension PostgresStore {
 
     private static let deviceColumns = """
         id, user_id_hash, secret_hash, platform, environment, token, is_active, inactive_reason, daily_limit, created_at,
-        updated_at, webpush_p256dh, webpush_auth, push_to_start_token
+        updated_at, address_data, push_to_start_token
         """
 
     private static func device(_ row: PostgresRow) throws -> Device {
@@ -98,16 +98,15 @@ extension PostgresStore {
             platform: try row.enumValue("platform"), environment: try row.enumValue("environment"), token: try row.value("token"),
             isActive: try row.value("is_active"), inactiveReason: try row.value("inactive_reason"),
             dailyLimit: try row.value("daily_limit"), createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"),
-            pushToStartToken: try row.value("push_to_start_token"),
-            webPushKeys: SQLiteStore.webPushKeys(p256dh: try row.value("webpush_p256dh"), auth: try row.value("webpush_auth")))
+            pushToStartToken: try row.value("push_to_start_token"), addressData: try row.value("address_data"))
     }
 
-    /// `$1` to `$14`, in the order of ``deviceColumns``.
+    /// `$1` to `$13`, in the order of ``deviceColumns``.
     private static func bindings(_ device: Device) throws -> PostgresBindings {
         try PostgresBindings(binding: [
             device.id, device.userIDHash, device.secretHash, device.platform.rawValue, device.environment.rawValue, device.token,
             device.isActive, device.inactiveReason, device.dailyLimit, device.createdAt.timeIntervalSince1970,
-            device.updatedAt.timeIntervalSince1970, device.webPushKeys?.p256dh, device.webPushKeys?.auth, device.pushToStartToken,
+            device.updatedAt.timeIntervalSince1970, device.addressData, device.pushToStartToken,
         ])
     }
 }

@@ -216,6 +216,9 @@ enum SQLiteMigrations {
         migrator.registerMigration("v20: topics and their members (issue 42)") { db in
             try db.execute(sql: SQLiteStore.topicSchema)
         }
+        migrator.registerMigration("v22: a device's address data, opaque to the store (Web Push's keys move into it)") { db in
+            try db.execute(sql: SQLiteStore.addressDataMigration)
+        }
         return migrator
     }
 }

@@ -127,8 +127,8 @@ public final class SQLiteStore: HeraldStore {
             try db.cachedStatement(
                 sql: """
                     INSERT INTO device (id, user_id_hash, secret_hash, platform, environment, token, is_active,
-                        inactive_reason, daily_limit, created_at, updated_at, webpush_p256dh, webpush_auth, push_to_start_token)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        inactive_reason, daily_limit, created_at, updated_at, address_data, push_to_start_token)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """
             ).execute(arguments: Self.arguments(device))
         }
@@ -141,7 +141,7 @@ public final class SQLiteStore: HeraldStore {
                 sql: """
                     UPDATE device SET id = ?, user_id_hash = ?, secret_hash = ?, platform = ?, environment = ?, token = ?,
                         is_active = ?, inactive_reason = ?, daily_limit = ?, created_at = ?, updated_at = ?,
-                        webpush_p256dh = ?, webpush_auth = ?, push_to_start_token = ?
+                        address_data = ?, push_to_start_token = ?
                     WHERE id = ?
                     """
             ).execute(arguments: Self.arguments(device) + [device.id.databaseString])
@@ -298,15 +298,9 @@ public final class SQLiteStore: HeraldStore {
         [
             device.id.databaseString, device.userIDHash, device.secretHash, device.platform.rawValue,
             device.environment.rawValue, device.token, device.isActive, device.inactiveReason, device.dailyLimit,
-            device.createdAt.timeIntervalSince1970, device.updatedAt.timeIntervalSince1970, device.webPushKeys?.p256dh,
-            device.webPushKeys?.auth, device.pushToStartToken,
+            device.createdAt.timeIntervalSince1970, device.updatedAt.timeIntervalSince1970, device.addressData,
+            device.pushToStartToken,
         ]
-    }
-
-    /// The keys of a Web Push device's row; `nil` unless both columns hold one.
-    static func webPushKeys(p256dh: String?, auth: String?) -> WebPushKeys? {
-        guard let p256dh, let auth else { return nil }
-        return WebPushKeys(p256dh: p256dh, auth: auth)
     }
 
     static func device(_ row: Row) throws -> Device {
@@ -316,7 +310,7 @@ public final class SQLiteStore: HeraldStore {
             isActive: row["is_active"], inactiveReason: row["inactive_reason"], dailyLimit: row["daily_limit"],
             createdAt: Date(timeIntervalSince1970: row["created_at"]),
             updatedAt: Date(timeIntervalSince1970: row["updated_at"]), pushToStartToken: row["push_to_start_token"],
-            webPushKeys: webPushKeys(p256dh: row["webpush_p256dh"], auth: row["webpush_auth"]))
+            addressData: row["address_data"])
     }
 
     static func arguments(_ notification: PushNotification) throws -> StatementArguments {
