@@ -199,9 +199,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // PushWard's activities (issue 31), pure: requests, template rules, the state machine, eviction, server-managed
-        // dues, the Live Activity payload and the API's JSON. No socket, no database.
-        .target(name: "HeraldActivities", dependencies: ["HeraldCore"], swiftSettings: swiftSettings),
+        // PushWard's activities (issue 31): requests, template rules, the state machine, eviction, server-managed dues, the
+        // Live Activity message and the API's JSON, and the service and dispatcher that run them on Core's store and send
+        // pipeline (issue 38). No socket, no database, no provider, no HTTP.
+        .target(
+            name: "HeraldActivities",
+            dependencies: [
+                "HeraldCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings),
         .executableTarget(
             name: "herald",
             dependencies: [
@@ -337,7 +345,10 @@ let package = Package(
         ),
         .testTarget(
             name: "HeraldActivitiesTests",
-            dependencies: ["HeraldActivities", "HeraldCore", "HeraldTesting"],
+            dependencies: [
+                "HeraldActivities", "HeraldCore", "HeraldStore", "HeraldTesting",  // the service's unit tests: the in-memory store
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings),
     ]
 )

@@ -139,16 +139,4 @@ struct HomeAssistantLiveActivityTests {
         #expect(apns.production.requests.isEmpty)
         try await apns.shutdown()
     }
-
-    @Test func timestampsNeverRepeatForAToken() {
-        let clock = LiveActivityClock(pruneAbove: 2)
-        #expect(clock.timestamp(for: "a", now: 100) == 100)
-        #expect(clock.timestamp(for: "a", now: 100) == 101)
-        #expect(clock.timestamp(for: "b", now: 100) == 100)
-        #expect(clock.timestamp(for: "a", now: 99) == 102)
-        // Pruned tokens (all in the past by now) start again at the clock.
-        #expect(clock.timestamp(for: "c", now: 500) == 500)
-        #expect(clock.timestamp(for: "a", now: 500) == 500)
-        #expect(clock.timestamp(for: "a", now: 500) == 501)
-    }
 }

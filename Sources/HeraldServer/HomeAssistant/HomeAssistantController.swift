@@ -13,8 +13,8 @@ struct HomeAssistantController<Context: RemoteAddressRequestContext>: Sendable {
     let credentials: CredentialGuard
     let clock: any WallClock
     let bodyLimit: Int
-    /// Live Activity timestamps, strictly increasing per activity token.
-    let activityClock = LiveActivityClock()
+    /// Keeps each Live Activity token's last `aps.timestamp` (strictly increasing across restarts and instances).
+    let activityTimestamps: any ActivityStore
 
     func addRoutes(to group: RouterGroup<Context>) {
         let homeAssistant = group.group("homeassistant").add(middleware: ErrorShapeMiddleware(.homeAssistant))
@@ -26,8 +26,9 @@ struct HomeAssistantController<Context: RemoteAddressRequestContext>: Sendable {
         let notify = try HomeAssistantRequest(try await JSONBody.object(of: request, limit: bodyLimit))
         let device = try await device(for: notify.pushToken, request, context)
         return try await SendAnswers.withRateLimitHeaders(of: device, pipeline: pipeline, clock: clock) {
+            let now = clock.now()
             let draft = try HomeAssistantPayload.draft(
-                for: notify, platform: device.platform, now: clock.now(), activityClock: activityClock)
+                for: notify, platform: device.platform, now: now, activityTimestamp: try await activityTimestamp(notify, now: now))
             do throws(SendError) {
                 let receipt = try await pipeline.send(draft, to: device)
                 var body = JSONObjectWriter()
@@ -38,6 +39,17 @@ struct HomeAssistantController<Context: RemoteAddressRequestContext>: Sendable {
             } catch {
                 throw homeAssistantError(error, target: notify.pushToken)
             }
+        }
+    }
+
+    /// The next `aps.timestamp` of the call's Live Activity token, from the store (a call without one takes none);
+    /// a store that does not answer is the relay's 503 `InternalError`.
+    private func activityTimestamp(_ notify: HomeAssistantRequest, now: Date) async throws -> Int {
+        guard let token = notify.liveActivityToken else { return LiveActivityTimestamp.seconds(now) }
+        do {
+            return try await activityTimestamps.nextLiveActivityTimestamp(token: token, now: now)
+        } catch {
+            throw homeAssistantError(.storeUnavailable("\(error)"), target: notify.pushToken)
         }
     }
 

@@ -8,14 +8,14 @@ import HeraldCore
 /// The relay's own fixtures hold Herald to it (`HomeAssistantRelayFixtureTests`); docs/homeassistant.md lists every row.
 enum HomeAssistantPayload {
     static func draft(
-        for request: HomeAssistantRequest, platform: Platform, now: Date, activityClock: LiveActivityClock
+        for request: HomeAssistantRequest, platform: Platform, now: Date, activityTimestamp: Int
     ) throws -> NotificationDraft {
         if platform == .fcm { return try HomeAssistantAndroidPayload.draft(for: request) }
         if platform == .webpush, request.liveActivityToken == nil {
             return HomeAssistantWebPush.draft(for: request, base: try legacy(request, now: now))
         }
         if let token = request.liveActivityToken {
-            return try HomeAssistantLiveActivity.draft(for: request, token: token, clock: activityClock, now: now)
+            return try HomeAssistantLiveActivity.draft(for: request, token: token, timestamp: activityTimestamp, now: now)
         }
         return try legacy(request, now: now)
     }
