@@ -26,13 +26,22 @@ public enum LiveActivityPayload {
     }
 
     /// The message of the push `push` of `activity` (its stored content is the `content-state`), fitted to 4096 bytes.
+    /// A message whose size bound (``JSONValue/encodedSizeUpperBound``) is within the limit is not encoded here: the
+    /// send pipeline writes it once.
     /// - Parameters:
     ///   - timestamp: `aps.timestamp`, from ``LiveActivityTimestamp/next(after:now:)``.
     ///   - attributesType: `attributes-type` of a start push.
     public static func message(
         activity: Activity, push: ActivityPush, timestamp: Int, attributesType: String = defaultAttributesType, now: Date
     ) throws(TooLarge) -> LiveActivityMessage {
-        try fitted(activity: activity, push: push, timestamp: timestamp, attributesType: attributesType).message
+        let message = unfitted(activity: activity, push: push, timestamp: timestamp, attributesType: attributesType)
+        if fitsWithoutEncoding(message) { return message }
+        return try fitted(activity: activity, push: push, timestamp: timestamp, attributesType: attributesType).message
+    }
+
+    /// Whether `message` fits whatever its doubles' text is, known without encoding it.
+    static func fitsWithoutEncoding(_ message: LiveActivityMessage) -> Bool {
+        JSONValue.object(message.payload).encodedSizeUpperBound <= maximumBytes
     }
 
     /// The message's JSON text (``message(activity:push:timestamp:attributesType:now:)``), as APNs receives it.

@@ -52,4 +52,22 @@ struct LiveActivityMessageTests {
         #expect(LiveActivityMessage(aps: ["timestamp": 1, "event": "pause"]) == nil)
         #expect(LiveActivityMessage(aps: ["timestamp": "1", "event": "end"]) == nil)
     }
+
+    /// The size bound that spares an encoding: never below the text's size, exact without doubles.
+    @Test func theSizeBoundIsNeverBelowTheEncodedSizeAndExactWithoutDoubles() throws {
+        let exact: JSONValue = [
+            "s": "a \"quoted\" \\ line\n\u{1}é", "i": -1_234, "z": 0, "b": true, "f": false, "n": nil, "a": [1, "x", [:]], "o": [:], "e": [],
+        ]
+        #expect(exact.encodedSizeUpperBound == (try exact.encoded()).count)
+        for double in [0.1, -2.2250738585072014e-308, 1e300, 123_456.789, 0.3] {
+            let value: JSONValue = ["d": .double(double)]
+            #expect(value.encodedSizeUpperBound >= (try value.encoded()).count)
+        }
+        let payload = try LiveActivityPayload.render(
+            activity: freshActivity(), push: ActivityPush(event: .start, alert: ActivityAlert(title: "T", body: "B")), timestamp: 1, now: testNow)
+        let message = try LiveActivityPayload.message(
+            activity: freshActivity(), push: ActivityPush(event: .start, alert: ActivityAlert(title: "T", body: "B")), timestamp: 1, now: testNow)
+        #expect(JSONValue.object(message.payload).encodedSizeUpperBound >= payload.count)
+        #expect(Array(try JSONValue.object(message.payload).encoded()) == payload, "the message is the payload render writes")
+    }
 }
