@@ -14,9 +14,11 @@ extension ActivityDispatcher {
         var lifetime: TimeInterval
     }
 
-    /// Builds and hands on the newest state of a claimed activity, if it needs one and nothing of it is still pending.
-    /// The claimed row (this instance's lease) tells which push is in flight: nobody else changes that while it holds it.
-    func push(_ claimed: ActivityRecord) async throws {
+    /// Builds and hands on the newest state of an activity, if it needs one and nothing of it is still pending: one
+    /// this instance claimed (its lease), or one read just before (`isClaimed` false: the transaction that decides takes
+    /// the lease, unless another claim holds it). The record read tells which push is in flight; a row whose in-flight
+    /// push changed since is left alone.
+    func push(_ claimed: ActivityRecord, claimed isClaimed: Bool) async throws {
         let (deviceID, slug) = (claimed.deviceID, claimed.slug)
         guard let device = try await store.device(id: deviceID) else { return }
         var earlier: PushNotification?
@@ -24,8 +26,14 @@ extension ActivityDispatcher {
         let now = clock.now()
         let earlierPush = earlier
         let owner = instanceID
+        let inFlight = claimed.inFlightNotification
         let prepared = try await changeHeld(deviceID, slug) { record -> PreparedPush? in
-            guard record.lease?.owner == owner else { return nil }
+            if isClaimed {
+                guard record.lease?.owner == owner else { return nil }
+            } else if let lease = record.lease, lease.owner != owner, lease.expiresAt > now {
+                return nil  // claimed elsewhere meanwhile: that claim pushes it
+            }
+            guard record.inFlightNotification == inFlight else { return nil }
             if let earlierPush, earlierPush.id == record.inFlightNotification, earlierPush.status == .expired { Self.expired(&record) }
             return self.prepare(&record, device: device, earlierPending: earlierPush?.status == .pending, now: now)
         }
@@ -164,7 +172,7 @@ extension ActivityDispatcher {
             if ended == true {
                 logger.info("An activity's Live Activity token was found dead on a retry", metadata: ["slug": "\(slug)"])
                 settled(ActivityKey(deviceID: notification.deviceID, slug: slug))
-                wake()
+                wake([ActivityKey(deviceID: notification.deviceID, slug: slug)])
             }
         } catch {
             logger.error(

@@ -17,8 +17,10 @@ import Synchronization
 ///    start, to the activity's update token otherwise (without one it waits: the token's arrival makes it due). The
 ///    outbox makes it durable and delivers it, over the device's WebSocket first when one is connected.
 ///
-/// It sleeps until a change on this instance wakes it (``wake()``), until the earliest due time the store knows, or at
-/// most ``pollInterval`` (changes made on another instance), as the outbox's scheduler does: no polling of a flag.
+/// It sleeps until a change on this instance wakes it (``wake(_:)``), until the earliest due time the store knows, or at
+/// most ``pollInterval`` (changes made on another instance), as the outbox's scheduler does: no polling of a flag. The
+/// activities a change on this instance names are pushed without a claim first: the transaction that decides the push
+/// takes the lease itself (unless another claim holds the activity), one write less per push.
 ///
 /// So several changes before a push goes out become one push of the newest state, and an older state never follows
 /// a newer one: at most one push per activity is pending in the outbox at a time, and `aps.timestamp` only grows.
@@ -39,6 +41,8 @@ public final class ActivityDispatcher: Service, Sendable {
     /// How long an activity push may wait in the outbox before it is dropped (a newer state is sent instead).
     let pushLifetime: TimeInterval = 600
     let signal = ActivityWakeSignal()
+    /// Activities changed on this instance since the last pass (``wake(_:)``), pushed without a claim.
+    let woken = Mutex<Set<ActivityKey>>([])
     /// Consecutive failures per activity (device, slug), for the back-off and for logging a failure once.
     let failures = Mutex<[ActivityKey: Int]>([:])
     /// The longest back-off after repeated failures of one activity.
@@ -65,8 +69,14 @@ public final class ActivityDispatcher: Service, Sendable {
         self.logger = logger
     }
 
-    /// Makes the next pass run now (a change on this instance has something to push).
+    /// Makes the next pass run now.
     public func wake() { signal.wake() }
+
+    /// Makes the next pass run now and push `keys` first, without claiming them (they changed on this instance).
+    public func wake(_ keys: [ActivityKey]) {
+        woken.withLock { $0.formUnion(keys) }
+        signal.wake()
+    }
 
     public func run() async throws {
         await cancelWhenGracefulShutdown { await self.runPasses() }
@@ -95,8 +105,17 @@ public final class ActivityDispatcher: Service, Sendable {
         case done(nextDue: Date?)
     }
 
-    /// One claim and the work on what it took.
+    /// The activities this instance's changes named (without a claim), then one claim and the work on what it took.
     public func pass() async -> PassResult {
+        let named = woken.withLock { woken in
+            defer { woken.removeAll() }
+            return woken
+        }
+        if !named.isEmpty {
+            await withDiscardingTaskGroup { group in
+                for key in named { group.addTask { await self.work(onNamed: key) } }
+            }
+        }
         let now = clock.now()
         let claimed: [ActivityRecord]
         do {
@@ -111,21 +130,38 @@ public final class ActivityDispatcher: Service, Sendable {
         }
         guard !claimed.isEmpty else { return .done(nextDue: nil) }  // due, but held by another instance
         await withDiscardingTaskGroup { group in
-            for record in claimed { group.addTask { await self.work(on: record) } }
+            for record in claimed { group.addTask { await self.work(on: record, claimed: true) } }
         }
         return .more
     }
 
-    /// Everything due for one claimed activity. On a failure the claim is given back with a back-off (1 s, doubling
-    /// per consecutive failure, at most ``maximumBackOff``), logged at its first failure only; a row whose document
-    /// cannot be read is set aside (nothing due any more, logged once): it never loops, whatever it holds.
-    private func work(on claimed: ActivityRecord) async {
+    /// An activity a change on this instance named: its push, if one is due and no claim holds it (the claim's
+    /// instance pushes it then). Its server-managed behaviours are left to the claims.
+    private func work(onNamed key: ActivityKey) async {
+        let record: ActivityRecord?
+        do {
+            record = try await store.activity(deviceID: key.deviceID, slug: key.slug)
+        } catch {
+            logger.debug("Reading a changed activity failed: a claim pushes it", metadata: ["slug": "\(key.slug)", "cause": "\(error)"])
+            return
+        }
+        let now = clock.now()
+        guard let record, record.hasUnpushedChange, let due = record.pushDueAt, due <= now.addingTimeInterval(Self.dueSlack) else { return }
+        if let lease = record.lease, lease.expiresAt > now { return }
+        await work(on: record, claimed: false)
+    }
+
+    /// Everything due for one activity, `claimed` by this instance's lease or named by a change here. On a failure the
+    /// activity is given back with a back-off (1 s, doubling per consecutive failure, at most ``maximumBackOff``), logged
+    /// at its first failure only; a row whose document cannot be read is set aside (nothing due any more, logged once):
+    /// it never loops, whatever it holds.
+    private func work(on claimed: ActivityRecord, claimed isClaimed: Bool) async {
         let key = ActivityKey(deviceID: claimed.deviceID, slug: claimed.slug)
         do {
-            if let due = claimed.nextDueAt, due <= clock.now().addingTimeInterval(Self.dueSlack), try await runDue(claimed) {
+            if isClaimed, let due = claimed.nextDueAt, due <= clock.now().addingTimeInterval(Self.dueSlack), try await runDue(claimed) {
                 settled(key)
             }
-            try await push(claimed)
+            try await push(claimed, claimed: isClaimed)
             _ = failures.withLock { $0.removeValue(forKey: key) }
         } catch {
             let unreadable = error is DecodingError

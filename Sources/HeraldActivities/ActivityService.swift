@@ -14,8 +14,8 @@ public struct ActivityService: Sendable {
     public let rules: ActivityRules
     public let clock: any WallClock
     public let logger: Logger
-    /// Called after a change that has something to push (``ActivityDispatcher/wake()``).
-    let wake: @Sendable () -> Void
+    /// Called after a change that has something to push, with the activities it changed (``ActivityDispatcher/wake(_:)``).
+    let wake: @Sendable ([ActivityKey]) -> Void
     /// Called when a change leaves an activity settled for an approval card's long polls
     /// (`GET /activities/{slug}?wait=N`, ``ApprovalRules/isSettled(_:)``).
     let settled: @Sendable (ActivityKey) -> Void
@@ -23,7 +23,7 @@ public struct ActivityService: Sendable {
     public init(
         store: any ActivityStore & DeviceStore, rules: ActivityRules = ActivityRules(), clock: any WallClock,
         logger: Logger = Logger(label: "herald.activities"), settled: @escaping @Sendable (ActivityKey) -> Void = { _ in },
-        wake: @escaping @Sendable () -> Void
+        wake: @escaping @Sendable ([ActivityKey]) -> Void
     ) {
         self.store = store
         self.rules = rules
@@ -72,7 +72,10 @@ public struct ActivityService: Sendable {
                 return (writes, outcome)
             }
         }
-        if outcome.push != nil || !outcome.evictions.isEmpty { wake() }
+        if outcome.push != nil || !outcome.evictions.isEmpty {
+            let evicted = outcome.evictions.map { ActivityKey(deviceID: device.id, slug: $0.activity.slug) }
+            wake((outcome.push != nil ? [ActivityKey(deviceID: device.id, slug: slug)] : []) + evicted)
+        }
         if ApprovalRules.isSettled(outcome.activity) { settled(ActivityKey(deviceID: device.id, slug: slug)) }
         return outcome
     }
@@ -127,7 +130,7 @@ public struct ActivityService: Sendable {
             }
         }
         guard found else { throw .notFound }
-        wake()
+        wake([ActivityKey(deviceID: device.id, slug: slug)])
     }
 
     /// `DELETE /api/push/activities/{slug}/token`: the user dismissed the activity. Herald stops pushing to it and

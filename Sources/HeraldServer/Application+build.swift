@@ -284,7 +284,7 @@ func buildRouters(
     if let activities {  // PushWard's activities (issue 31): PushWardActivities/
         let approvals = approvalWaiters ?? ApprovalWaiters(store: store)
         let service = ActivityService(
-            store: store, clock: clock, logger: logger, settled: { approvals.answered($0) }, wake: { activities.wake() })
+            store: store, clock: clock, logger: logger, settled: { approvals.answered($0) }, wake: { activities.wake($0) })
         PushWardActivitiesController(
             service: service, authorizer: authorizer, bodyLimit: bodyLimit,
             writeLimiter: activityWrites ?? ActivityWriteLimiter(clock: clock), approvalWaiters: approvals

@@ -198,6 +198,36 @@ struct ActivityDispatcherTests {
         }
     }
 
+    /// A change made on another instance names nothing here: this instance's claim finds it due and pushes it; a
+    /// change named here while another claim holds the activity is left to that claim.
+    @Test func aChangeMadeElsewhereIsClaimedAndAClaimedOneIsNotPushedTwice() async throws {
+        let harness = Harness()
+        let elsewhere = ActivityService(store: harness.store, clock: harness.clock, wake: { _ in })
+        try await harness.running {
+            let device = try await harness.device()
+            try await harness.create("oven", name: "Oven", on: device)
+            let patch = try ActivityRequest.patch(json: Array(#"{"state":"ongoing","content":{"template":"generic"}}"#.utf8))
+            _ = try await elsewhere.change(.patch(slug: "oven", patch, upsert: false), slug: "oven", of: device)
+            #expect(harness.dispatcher.woken.withLock { $0.isEmpty })
+            await harness.dispatch()
+            #expect(harness.pushes.map { $0.aps["event"] } == ["start"], "claimed and pushed")
+
+            try await harness.service.setUpdateToken(Harness.updateToken, slug: "oven", of: device)
+            try await harness.patch("oven", #"{"content":{"progress":0.5}}"#, on: device)
+            let now = harness.clock.now()
+            let held = try await harness.store.claimDueActivities(
+                at: now, lease: Lease(owner: "herald-b", expiresAt: now.addingTimeInterval(30)), limit: 8)
+            #expect(held.map(\.slug) == ["oven"])
+            await harness.dispatch()
+            #expect(harness.pushes.count == 1, "herald-b holds it: its claim pushes it")
+            #expect(try await harness.record("oven", of: device).lease?.owner == "herald-b")
+
+            harness.clock.advance(by: 31)  // herald-b's claim expired: this instance claims it
+            await harness.dispatch()
+            #expect(harness.pushes.map { $0.aps["event"] } == ["start", "update"])
+        }
+    }
+
     @Test func theDispatcherSleepsUntilTheEarliestDueTimeAndNoLonger() {
         let harness = Harness()
         let now = harness.clock.now()

@@ -49,7 +49,13 @@ final class ActivityServiceHarness: Sendable {
         dispatcher = ActivityDispatcher(
             store: store, pipeline: pipeline, clock: clock, instanceID: "herald-a",
             settled: { key in recorder.settled.withLock { $0.append(key) } }, logger: logger)
-        service = ActivityService(store: store, clock: clock, logger: logger, wake: { recorder.wakes.withLock { $0 += 1 } })
+        let dispatcher = dispatcher
+        service = ActivityService(
+            store: store, clock: clock, logger: logger,
+            wake: { keys in
+                recorder.wakes.withLock { $0 += 1 }
+                dispatcher.wake(keys)
+            })
         outcomes.attach(dispatcher)
     }
 
