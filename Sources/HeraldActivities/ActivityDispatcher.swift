@@ -223,14 +223,16 @@ public final class ActivityDispatcher: Service, Sendable {
         }
     }
 
-    /// Changes one activity in a transaction of its own; a tombstone whose end went out (or that needs none) is
-    /// deleted. `nil` when the row is gone.
+    /// Changes one activity in a transaction of its own (none when `change` leaves it as it was); a tombstone whose
+    /// end went out (or that needs none) is deleted. `nil` when the row is gone.
     func changeHeld<Result: Sendable>(
         _ deviceID: Device.ID, _ slug: String, _ change: @escaping @Sendable (inout ActivityRecord) throws -> Result
     ) async throws -> Result? {
         try await store.changeActivity(deviceID: deviceID, slug: slug) { neighbourhood in
-            guard var record = neighbourhood.record else { return (ActivityWrites(), nil) }
+            guard let read = neighbourhood.record else { return (ActivityWrites(), nil) }
+            var record = read
             let result = try change(&record)
+            if record == read, !(record.isTombstone && !record.hasUnpushedChange && record.lease == nil) { return (ActivityWrites(), result) }
             if record.isTombstone, !record.hasUnpushedChange, record.lease == nil {
                 return (ActivityWrites(deletions: [slug]), result)
             }

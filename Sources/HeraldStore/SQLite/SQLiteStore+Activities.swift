@@ -46,6 +46,8 @@ extension SQLiteStore {
         for _ in 0..<Self.optimisticChangeAttempts {
             let seen = try await read { db in try Self.neighbourhood(deviceID: deviceID, slug: slug, db) }
             let (writes, result) = try change(seen)
+            // Nothing to write (a decision that changes nothing): no write transaction.
+            if writes.upserts.isEmpty, writes.deletions.isEmpty { return result }
             let written = try await write { db -> Bool in
                 guard try Self.neighbourhood(deviceID: deviceID, slug: slug, db) == seen else { return false }
                 try Self.apply(writes, deviceID: deviceID, db)
