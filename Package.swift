@@ -213,9 +213,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // PushWard's activities (issue 31), pure: requests, template rules, the state machine, eviction, server-managed
-        // dues, the Live Activity payload and the API's JSON. No socket, no database.
-        .target(name: "HeraldActivities", dependencies: ["HeraldCore"], swiftSettings: swiftSettings),
+        // PushWard's activities (issue 31): requests, template rules, the state machine, eviction, server-managed dues, the
+        // Live Activity message and the API's JSON, and the service and dispatcher that run them on Core's store and send
+        // pipeline (issue 38). No socket, no database, no provider, no HTTP.
+        .target(
+            name: "HeraldActivities",
+            dependencies: [
+                "HeraldCore", "HeraldDelivery",  // the dispatcher sends through SendPipeline
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings),
         .executableTarget(
             name: "herald",
             dependencies: [
@@ -359,7 +367,10 @@ let package = Package(
         ),
         .testTarget(
             name: "HeraldActivitiesTests",
-            dependencies: ["HeraldActivities", "HeraldCore", "HeraldTesting"],
+            dependencies: [
+                "HeraldActivities", "HeraldCore", "HeraldDelivery", "HeraldStore", "HeraldTesting",  // the service's unit tests: the in-memory store
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings),
     ]
 )

@@ -79,38 +79,6 @@ public struct Activity: Sendable, Equatable, Codable {
         content.isEmpty ? ["template": "generic"] : content
     }
 
-    /// Takes the `aps.timestamp` for the next push of this activity (``ActivityTimestamp``) and remembers it, so that
-    /// the one after is later still, also across restarts once the activity is stored again.
-    public mutating func takePushTimestamp(now: Date) -> Int {
-        let timestamp = ActivityTimestamp.next(after: memory.lastPushTimestamp, now: now)
-        memory.lastPushTimestamp = timestamp
-        return timestamp
-    }
-
-    /// The document the store keeps (keys sorted, dates as Unix seconds). Throws when a member cannot be written (a
-    /// number that is not finite): the change is refused then, never stored as an empty document.
-    public func storedJSON() throws -> [UInt8] {
-        Array(try Self.storeEncoder.encode(self))
-    }
-
-    /// An activity from the document ``storedJSON()`` wrote.
-    public init(storedJSON: some Collection<UInt8>) throws {
-        self = try Self.storeDecoder.decode(Activity.self, from: Data(storedJSON))
-    }
-
-    private static let storeEncoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .secondsSince1970
-        return encoder
-    }()
-
-    private static let storeDecoder: JSONDecoder = {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .secondsSince1970
-        return decoder
-    }()
-
     enum CodingKeys: String, CodingKey {
         case id, slug, name, priority, state, content, memory
         case endedTTL = "ended_ttl"
@@ -131,20 +99,17 @@ public struct ActivityMemory: Sendable, Equatable, Codable {
     public var logBacklog: [JSONValue]
     /// `countdown`: the warning push for the current `end_date` went out.
     public var countdownWarningSent: Bool
-    /// The `aps.timestamp` of the last push rendered for this activity (strictly increasing, ``ActivityTimestamp``).
-    public var lastPushTimestamp: Int?
     /// `approval`: the answer, once the app reported a tap or the deadline took `on_expire` (``ApprovalRules``). Kept in
     /// the document, so a row written before it reads as unanswered.
     public var approvalAnswer: ApprovalAnswer?
 
     public init(
         timelineHistory: [String: [TimelinePoint]] = [:], logBacklog: [JSONValue] = [], countdownWarningSent: Bool = false,
-        lastPushTimestamp: Int? = nil, approvalAnswer: ApprovalAnswer? = nil
+        approvalAnswer: ApprovalAnswer? = nil
     ) {
         self.timelineHistory = timelineHistory
         self.logBacklog = logBacklog
         self.countdownWarningSent = countdownWarningSent
-        self.lastPushTimestamp = lastPushTimestamp
         self.approvalAnswer = approvalAnswer
     }
 
@@ -152,7 +117,6 @@ public struct ActivityMemory: Sendable, Equatable, Codable {
         case timelineHistory = "timeline_history"
         case logBacklog = "log_backlog"
         case countdownWarningSent = "countdown_warning_sent"
-        case lastPushTimestamp = "last_push_timestamp"
         case approvalAnswer = "approval_answer"
     }
 }

@@ -47,11 +47,7 @@ public enum ActivityAction: String, Sendable, Equatable {
 }
 
 /// The `aps.event` of a Live Activity push.
-public enum ActivityEvent: String, Sendable, Equatable, Codable {
-    case start
-    case update
-    case end
-}
+public typealias ActivityEvent = LiveActivityMessage.Event
 
 /// The alert of a Live Activity push (`aps.alert`).
 public struct ActivityAlert: Sendable, Equatable, Codable {

@@ -21,6 +21,8 @@ public struct ActivityProblem: Error, Sendable, Equatable, CustomStringConvertib
     public var retryAfterMilliseconds: Int?
     /// Per-field validation errors (`errors`), when there are any.
     public var fieldErrors: [FieldError]
+    /// What the answer does not say and the log does (a store's error), as ``APIError``'s `cause` in HeraldServer.
+    public var cause: String?
 
     public init(code: Code, status: Int, detail: String, retryAfterMilliseconds: Int? = nil, fieldErrors: [FieldError] = []) {
         self.code = code
@@ -171,6 +173,13 @@ extension ActivityProblem {
     public static let tokenInvalid = ActivityProblem(code: .tokenInvalid, status: 401, detail: "invalid token")
     /// 503 `service.unavailable`.
     public static let serviceUnavailable = ActivityProblem(code: .serviceUnavailable, status: 503, detail: "service temporarily unavailable")
+
+    /// 503 `service.unavailable` for a store failure: `cause` (the store's error) is logged when the answer goes out.
+    public static func serviceUnavailable(cause: String) -> ActivityProblem {
+        var problem = serviceUnavailable
+        problem.cause = cause
+        return problem
+    }
 
     /// 409 `activity.limit_exceeded`, with a retry delay as PushWard gives one.
     public static func limitExceeded(maximum: Int) -> ActivityProblem {

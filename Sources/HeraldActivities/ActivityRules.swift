@@ -236,8 +236,13 @@ public struct ActivityRules: Sendable {
         activity.content["history"] = nil
         if activity.template == .approval { activity.memory.approvalAnswer = ApprovalRules.longestAnswer(of: activity, now: now) }
         let push = ActivityPush(event: .start, alert: startAlert(for: activity), sound: "notification", staleDate: now, isAlerting: true)
+        let timestamp = LiveActivityTimestamp.seconds(now)
+        let largest = LiveActivityPayload.unfitted(
+            activity: activity, push: push, timestamp: timestamp, attributesType: LiveActivityPayload.defaultAttributesType)
+        // Most content is far below the limit: its size bound says so without an encoding.
+        if LiveActivityPayload.fitsWithoutEncoding(largest) { return }
         do {
-            _ = try LiveActivityPayload.render(activity: activity, push: push, timestamp: Int(now.timeIntervalSince1970), now: now)
+            _ = try LiveActivityPayload.render(activity: activity, push: push, timestamp: timestamp, now: now)
         } catch {
             throw .contentInvalid("content does not fit the 4096-byte APNs payload (\(error.bytes) bytes)", location: "body.content")
         }

@@ -38,8 +38,11 @@ public struct ActivityRecord: Sendable, Equatable {
     public var pushDueAt: Date?
     /// What the device was last sent: `nil` nothing (or its activity is gone), `ongoing` (started or updated) or `ended`.
     public var pushedState: String?
-    /// The `aps.timestamp` of the last push (strictly increasing per activity).
+    /// The `aps.timestamp` of the last push (strictly increasing per activity, ``LiveActivityTimestamp``).
     public var pushedTimestamp: Int?
+    /// The `aps.event` of the last push handed on (what an expired one had the device show, or which token a dead one
+    /// went to); `nil` before the first.
+    public var pushedEvent: LiveActivityMessage.Event?
     /// The outbox notification of the last push, while it may still be pending.
     public var inFlightNotification: UUID?
     /// The update token ActivityKit issued for the activity on the device (hex); `nil` until the app reports it.
@@ -51,8 +54,8 @@ public struct ActivityRecord: Sendable, Equatable {
         deviceID: Device.ID, slug: String, state: String, priority: Int, createdAt: Date, updatedAt: Date, document: Data,
         extras: Data? = nil, extrasRead: Bool = true, nextDueAt: Date? = nil, version: Int = 1, pushedVersion: Int = 0,
         pendingPush: Data? = nil, pushDueAt: Date? = nil,
-        pushedState: String? = nil, pushedTimestamp: Int? = nil, inFlightNotification: UUID? = nil, updateToken: String? = nil,
-        lease: Lease? = nil
+        pushedState: String? = nil, pushedTimestamp: Int? = nil, pushedEvent: LiveActivityMessage.Event? = nil,
+        inFlightNotification: UUID? = nil, updateToken: String? = nil, lease: Lease? = nil
     ) {
         self.deviceID = deviceID
         self.slug = slug
@@ -70,6 +73,7 @@ public struct ActivityRecord: Sendable, Equatable {
         self.pushDueAt = pushDueAt
         self.pushedState = pushedState
         self.pushedTimestamp = pushedTimestamp
+        self.pushedEvent = pushedEvent
         self.inFlightNotification = inFlightNotification
         self.updateToken = updateToken
         self.lease = lease
@@ -151,7 +155,16 @@ public protocol ActivityStore: Sendable {
     func claimDueActivities(at now: Date, lease: Lease, limit: Int) async throws -> [ActivityRecord]
     /// The earliest ``ActivityRecord/pushDueAt`` or ``ActivityRecord/nextDueAt`` of any activity (held or not).
     func nextActivityDue() async throws -> Date?
+    /// The `aps.timestamp` of the next Live Activity push to `token` (Home Assistant's activity tokens, which Herald
+    /// keeps no activity for): ``LiveActivityTimestamp/next(after:nowSeconds:)`` of the last one this store gave for
+    /// the token, written before it returns, so that it strictly increases across restarts and instances (two
+    /// concurrent calls for one token get two timestamps). A token whose last timestamp is more than
+    /// ``liveActivityTimestampMemory`` seconds before `now` may be forgotten (it can no longer clash).
+    func nextLiveActivityTimestamp(token: String, now: Date) async throws -> Int
 }
+
+/// How long a store keeps a Home Assistant activity token's last timestamp once it is in the past (seconds).
+public let liveActivityTimestampMemory = 3_600
 
 extension ActivityRecord {
     /// When this activity is due for delivery or its server-managed behaviour, if at all.

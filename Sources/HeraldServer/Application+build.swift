@@ -1,5 +1,6 @@
 import Foundation
 import HeraldAPNs
+import HeraldActivities
 import HeraldCore
 import HeraldDelivery
 import HeraldFCM
@@ -70,6 +71,8 @@ public func buildApplication(
     let callbackOutbox = CallbackOutbox(store: store, dispatcher: callbackDispatcher, clock: clock)
     let hub = WebSocketHub(
         confirmTimeout: configuration.webSocketConfirmTimeout, renderers: renderers, metrics: metrics.factory, logger: logger)
+    // The tokens' outcome callbacks, then a Live Activity token found dead on a retry (HeraldActivities).
+    let activityOutcomes = ActivityDeliveryOutcomes(next: TokenOutcomeCallbacks(outbox: callbackOutbox, logger: logger))
     let worker = DeliveryEngine(
         store: store, providers: providers, localChannel: hub, clock: clock,
         configuration: .init(
@@ -77,7 +80,7 @@ public func buildApplication(
             deliveryWait: configuration.deliveryWait, outcomeCommitDelay: configuration.outcomeCommitDelay,
             instanceID: instanceID, storeTimeout: configuration.storeTimeout),
         metrics: DeliveryMetrics(factory: metrics.factory, platforms: profiles.all.map(\.platform) + [.websocket]), logger: logger,
-        outcomeObserver: TokenOutcomeCallbacks(outbox: callbackOutbox, logger: logger))
+        outcomeObserver: activityOutcomes)
     if let files = OpenFileLimit.raise(), files - OpenFileLimit.reserve < configuration.connectionLimits.maximumConnections {
         configuration.connectionLimits.maximumConnections = max(1, files - OpenFileLimit.reserve)
         logger.notice(
@@ -100,7 +103,8 @@ public func buildApplication(
     let approvalWaiters = ApprovalWaiters(store: store, pollInterval: store.cluster == nil ? nil : .seconds(1))
     let activities = ActivityDispatcher(
         store: store, pipeline: pipeline, clock: clock, attributesType: configuration.liveActivityAttributesType,
-        instanceID: worker.instanceID, approvalWaiters: approvalWaiters, logger: logger)
+        instanceID: worker.instanceID, settled: { approvalWaiters.answered($0) }, logger: logger)
+    activityOutcomes.attach(activities)
     // Answer long polls; with several instances, answers taken by another one are polled for (docs/api.md, "Answers").
     let answerWaiters = AnswerWaiters(store: store, pollInterval: store.cluster == nil ? nil : .seconds(1))
     let scheduled = ScheduledSendDispatcher(
@@ -287,8 +291,9 @@ func buildRouters(
         activityCount: { id in try await store.activities(deviceID: id).filter { !$0.isTombstone }.count }
     ).addRoutes(to: router)
     if let activities {  // PushWard's activities (issue 31): PushWardActivities/
-        let approvals = approvalWaiters ?? activities.approvalWaiters ?? ApprovalWaiters(store: store)
-        let service = ActivityService(store: store, clock: clock, logger: logger, approvalWaiters: approvals, wake: { activities.wake() })
+        let approvals = approvalWaiters ?? ApprovalWaiters(store: store)
+        let service = ActivityService(
+            store: store, clock: clock, logger: logger, settled: { approvals.answered($0) }, wake: { activities.wake($0) })
         PushWardActivitiesController(
             service: service, authorizer: authorizer, bodyLimit: bodyLimit,
             writeLimiter: activityWrites ?? ActivityWriteLimiter(clock: clock), approvalWaiters: approvals
@@ -297,7 +302,8 @@ func buildRouters(
         ApprovalAnswerController(service: service, directory: directory, credentials: credentials, bodyLimit: bodyLimit).addRoutes(to: api)
     }
     HomeAssistantController(
-        pipeline: pipeline, directory: directory, credentials: credentials, clock: clock, bodyLimit: bodyLimit, providers: providers
+        pipeline: pipeline, directory: directory, credentials: credentials, clock: clock, bodyLimit: bodyLimit, providers: providers,
+        activityTimestamps: store
     ).addRoutes(to: api)
     if let adminToken {  // without HERALD_ADMIN_TOKEN, /admin is not there at all (404)
         var admin = AdminController<HeraldRequestContext>(

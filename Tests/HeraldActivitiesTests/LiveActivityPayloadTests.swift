@@ -60,20 +60,14 @@ struct LiveActivityPayloadTests {
         #expect(end["content-state"]?.objectValue?["playback_state"] == "stopped")
     }
 
-    @Test func anActivityRemembersItsLastTimestampAcrossTheStore() throws {
-        var activity = freshActivity()
-        #expect(activity.takePushTimestamp(now: testNow) == 1_750_000_000)
-        var reloaded = try Activity(storedJSON: activity.storedJSON())
-        #expect(reloaded.takePushTimestamp(now: testNow) == 1_750_000_001, "never the same second twice")
-    }
-
     @Test func timestampsIncreaseStrictlyEvenWithinOneSecond() {
-        let first = ActivityTimestamp.next(after: nil, now: testNow.addingTimeInterval(0.2))
+        let first = LiveActivityTimestamp.next(after: nil, now: testNow.addingTimeInterval(0.2))
         #expect(first == 1_750_000_000)
-        let second = ActivityTimestamp.next(after: first, now: testNow.addingTimeInterval(0.7))
+        let second = LiveActivityTimestamp.next(after: first, now: testNow.addingTimeInterval(0.7))
         #expect(second == 1_750_000_001)
-        #expect(ActivityTimestamp.next(after: second, now: testNow.addingTimeInterval(0.9)) == 1_750_000_002)
-        #expect(ActivityTimestamp.next(after: 1_750_000_002, now: testNow.addingTimeInterval(10)) == 1_750_000_010)
+        #expect(LiveActivityTimestamp.next(after: second, now: testNow.addingTimeInterval(0.9)) == 1_750_000_002)
+        #expect(LiveActivityTimestamp.next(after: 1_750_000_002, now: testNow.addingTimeInterval(10)) == 1_750_000_010)
+        #expect(LiveActivityTimestamp.next(after: .max, nowSeconds: 1) == .max, "no overflow trap")
     }
 
     @Test func aLongTimelineIsDownsampledToFitKeepingEachSeriesEnds() throws {

@@ -25,6 +25,7 @@ struct ActivityStoreContractTests {
         full.pendingPush = Data("{}".utf8)
         full.pushedState = "ongoing"
         full.pushedTimestamp = 1_763_769_601
+        full.pushedEvent = .update
         full.inFlightNotification = UUID()
         full.updateToken = Fixtures.apnsToken(9)
         full.lease = Lease(owner: "a", expiresAt: start.addingTimeInterval(30))

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldActivities
 import HeraldCore
 import HeraldDelivery
 import HeraldProviderKit

@@ -15,10 +15,9 @@ struct HomeAssistantController<Context: RemoteAddressRequestContext>: Sendable {
     let credentials: CredentialGuard
     let clock: any WallClock
     let bodyLimit: Int
-    /// The providers: the payload is the relay's for the provider that renders for the device.
     let providers: ProviderProfiles
-    /// Live Activity timestamps, strictly increasing per activity token.
-    let activityClock = LiveActivityClock()
+    /// Keeps each Live Activity token's last `aps.timestamp` (strictly increasing across restarts and instances).
+    let activityTimestamps: any ActivityStore
 
     func addRoutes(to group: RouterGroup<Context>) {
         let homeAssistant = group.group("homeassistant").add(middleware: ErrorShapeMiddleware(.homeAssistant))
@@ -32,8 +31,16 @@ struct HomeAssistantController<Context: RemoteAddressRequestContext>: Sendable {
         return try await SendAnswers.withRateLimitHeaders(of: device, pipeline: pipeline, clock: clock) {
             // A WebSocket-only device gets the payload of the provider that renders for it (APNs').
             let rendering = providers.profile(for: device.platform)
-            let draft = try HomeAssistantPayload.draft(
-                for: notify, platform: rendering?.platform ?? device.platform, now: clock.now(), activityClock: activityClock)
+            let platform = rendering?.platform ?? device.platform
+            let now = clock.now()
+            // Checked first with the clock's timestamp: a call that breaks a rule takes nothing from the store. A Live
+            // Activity push is then written again with the token's next timestamp from the store.
+            var draft = try HomeAssistantPayload.draft(
+                for: notify, platform: platform, now: now, activityTimestamp: LiveActivityTimestamp.seconds(now))
+            if draft.liveActivityToken != nil {
+                draft = try HomeAssistantPayload.draft(
+                    for: notify, platform: platform, now: now, activityTimestamp: try await activityTimestamp(notify, now: now))
+            }
             do throws(SendError) {
                 let receipt = try await pipeline.send(draft, to: device)
                 var body = JSONObjectWriter()
@@ -44,6 +51,17 @@ struct HomeAssistantController<Context: RemoteAddressRequestContext>: Sendable {
             } catch {
                 throw homeAssistantError(error, target: notify.pushToken, provider: rendering?.description.displayName)
             }
+        }
+    }
+
+    /// The next `aps.timestamp` of the call's Live Activity token, from the store (a call without one takes none);
+    /// a store that does not answer is the relay's 503 `InternalError`.
+    private func activityTimestamp(_ notify: HomeAssistantRequest, now: Date) async throws -> Int {
+        guard let token = notify.liveActivityToken else { return LiveActivityTimestamp.seconds(now) }
+        do {
+            return try await activityTimestamps.nextLiveActivityTimestamp(token: token, now: now)
+        } catch {
+            throw homeAssistantError(.storeUnavailable("\(error)"), target: notify.pushToken, provider: nil)
         }
     }
 

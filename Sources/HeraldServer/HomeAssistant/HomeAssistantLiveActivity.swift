@@ -1,6 +1,5 @@
 import Foundation
 import HeraldCore
-import Synchronization
 
 /// A Home Assistant call with a `live_activity_token`: the APNs Live Activity push the relay's `live-activity.js`
 /// builds, sent straight to that token (`apns-push-type: liveactivity`, topic `<topic>.push-type.liveactivity`), never
@@ -23,48 +22,47 @@ enum HomeAssistantLiveActivity {
         "background_color", "text_color", "progress_bar_color", "progress_bar_direction", "url",
     ]
 
-    static func draft(for request: HomeAssistantRequest, token: String, clock: LiveActivityClock, now: Date) throws -> NotificationDraft {
+    /// The draft of a call with a `live_activity_token`; `timestamp` is the token's next `aps.timestamp`
+    /// (``ActivityStore/nextLiveActivityTimestamp(token:now:)``: strictly increasing across restarts and instances).
+    static func draft(for request: HomeAssistantRequest, token: String, timestamp: Int, now: Date) throws -> NotificationDraft {
         let data = FieldReader(request.data, path: "data")
-        let event = try data.optionalChoice("event", from: events) ?? "update"
-        let seconds = Int(now.timeIntervalSince1970.rounded(.down))
-        var aps: JSONObject = [
-            "timestamp": .int(clock.timestamp(for: token, now: seconds)), "event": .string(event),
-            "content-state": .object(try contentState(request, data, now: seconds)),
-        ]
-        if event == "start" {
-            aps["attributes-type"] = .string(attributesType)
+        let event = try data.optionalChoice("event", from: events).flatMap(LiveActivityMessage.Event.init(rawValue:)) ?? .update
+        let seconds = LiveActivityTimestamp.seconds(now)
+        var message = LiveActivityMessage(event: event, timestamp: timestamp, contentState: try contentState(request, data, now: seconds))
+        if event == .start {
+            message.attributesType = attributesType
             var attributes: JSONObject = [
                 "tag": request.data["tag"] ?? "", "title": .string(request.title ?? ""), "started_at": .int(seconds),
             ]
             if let webhookID = request.webhookID { attributes["webhook_id"] = .string(webhookID) }
-            aps["attributes"] = .object(attributes)
+            message.attributes = attributes
         }
-        if event == "end" { aps["dismissal-date"] = request.data["dismissal_date"] ?? .int(seconds) }
-        if let staleDate = request.data["stale_date"] { aps["stale-date"] = staleDate }
-        if let relevance = request.data["relevance_score"] { aps["relevance-score"] = relevance }
+        if event == .end { message.dismissalDate = request.data["dismissal_date"] ?? .int(seconds) }
+        message.staleDate = request.data["stale_date"]
+        message.relevanceScore = request.data["relevance_score"]
 
-        let isSilentUpdate = event == "update" && request.data["silent"] == .bool(true)
+        let isSilentUpdate = event == .update && request.data["silent"] == .bool(true)
         if let alert = data.value("alert"), RelayRules.isTruthy(alert) {
-            aps["alert"] = alert
-            if let sound = data.value("alert_sound"), RelayRules.isTruthy(sound) { aps["sound"] = sound }
+            message.alert = alert
+            if let sound = data.value("alert_sound"), RelayRules.isTruthy(sound) { message.sound = sound }
         } else if isSilentUpdate {
             // A title-only alert keeps the push fast without a chime.
-            aps["alert"] = ["title": ""]
+            message.alert = ["title": ""]
         } else {
             let body = request.message == "clear_notification" ? "" : request.message
-            aps["alert"] = ["title": .string(request.title ?? ""), "body": .string(body)]
+            message.alert = ["title": .string(request.title ?? ""), "body": .string(body)]
         }
 
         // Several queued starts of one activity collapse into the newest; updates and ends must each arrive.
         var collapseID: String?
-        if event == "start", let tag = data.value("tag"), RelayRules.isTruthy(tag) {
+        if event == .start, let tag = data.value("tag"), RelayRules.isTruthy(tag) {
             guard case .string(let text) = tag else { throw APIError.invalidField("data.tag", "data.tag must be a string.") }
             collapseID = try CollapseIDRule.validated(text, field: "data.tag")
         }
+        // The alert and the sound as firebase-admin spells them (the relay sends them through it).
         return NotificationDraft(
             pushType: .liveactivity, priority: isSilentUpdate ? 5 : 10, collapseID: collapseID,
-            content: HomeAssistantPayload.apnsContent(["aps": .object(try RelayRules.apsOnTheWire(aps, path: "data"))]),
-            liveActivityToken: token)
+            content: message.content(aps: try RelayRules.apsOnTheWire(message.aps, path: "data")), liveActivityToken: token)
     }
 
     /// The state the app's `HALiveActivityContentState` decodes: only the keys it knows (others would break decoding).
@@ -88,27 +86,5 @@ enum HomeAssistantLiveActivity {
             for key in contentStateOverrides where overrides.object[key] != nil { state[key] = overrides.object[key] }
         }
         return state
-    }
-}
-
-/// Each Live Activity push's `aps.timestamp`: Unix seconds, strictly increasing per token, because the device drops
-/// an update that is not newer than the last one it showed, and two updates can share a second. Kept in this
-/// process: with several instances, two pushes to one token in one second from two instances can share a timestamp.
-final class LiveActivityClock: Sendable {
-    private let last = Mutex<[String: Int]>([:])
-    /// Above this many tokens, those whose last timestamp is in the past are forgotten (they can't clash any more).
-    private let pruneAbove: Int
-
-    init(pruneAbove: Int = 10_000) {
-        self.pruneAbove = pruneAbove
-    }
-
-    func timestamp(for token: String, now: Int) -> Int {
-        last.withLock { last in
-            let timestamp = max(now, (last[token] ?? .min) + 1)
-            last[token] = timestamp
-            if last.count > pruneAbove { last = last.filter { $0.value >= now } }
-            return timestamp
-        }
     }
 }

@@ -25,11 +25,11 @@ enum HomeAssistantPayload {
 
     /// The draft of a call for a device whose payload `platform`'s provider renders (APNs' for a WebSocket-only device).
     static func draft(
-        for request: HomeAssistantRequest, platform: Platform, now: Date, activityClock: LiveActivityClock
+        for request: HomeAssistantRequest, platform: Platform, now: Date, activityTimestamp: Int
     ) throws -> NotificationDraft {
         let relay = relayPayloads[platform]
         if let token = request.liveActivityToken, relay?.yieldsToLiveActivities ?? true {
-            return try HomeAssistantLiveActivity.draft(for: request, token: token, clock: activityClock, now: now)
+            return try HomeAssistantLiveActivity.draft(for: request, token: token, timestamp: activityTimestamp, now: now)
         }
         if let relay { return try relay.draft(request, now) }
         // The relay's rules decide what the call says (title, message, a command's silence, headers, the daily

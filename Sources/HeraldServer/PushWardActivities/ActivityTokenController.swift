@@ -62,7 +62,7 @@ struct ActivityTokenController<Context: RemoteAddressRequestContext>: Sendable {
         } catch {
             switch error.status {
             case 404: throw APIError(.notFound, message: "This device has no activity with that slug.")
-            case 503: throw APIError.storeUnavailable("activity store")
+            case 503: throw APIError.storeUnavailable(error.cause ?? "activity store")
             default: throw APIError(.invalidField, message: error.detail)
             }
         }

@@ -24,51 +24,6 @@ extension LongPollWaiters where Key == ActivityKey, Value == Bool {
     }
 }
 
-/// Why the app's answer to an approval card was not recorded.
-enum ApprovalAnswerFailure: Error, Sendable {
-    /// The device has no activity with the slug.
-    case notFound
-    /// The rules refused it (not an approval card, an unknown option, answered before, ended).
-    case refused(ApprovalRefusal)
-    /// The store did not answer (logged).
-    case storeUnavailable
-}
-
-extension ActivityService {
-    /// `POST /api/push/activities/{slug}/answer`: records the person's tap on an approval card of `device` (the first
-    /// answer wins) and wakes the card's long polls. Nothing is pushed now: the server ends the card
-    /// ``ApprovalRules/endDelay`` later, from the store's schedule (``ActivityDispatcher``).
-    func answer(_ option: String, slug: String, of device: Device) async throws(ApprovalAnswerFailure) {
-        let now = clock.now()
-        typealias Recorded = Result<Void, ApprovalAnswerFailure>
-        let recorded: Recorded
-        do {
-            recorded = try await store.changeActivity(deviceID: device.id, slug: slug) { neighbourhood in
-                guard let record = neighbourhood.record, !record.isTombstone, let activity = try? record.decodedActivity() else {
-                    return (ActivityWrites(), Recorded.failure(.notFound))
-                }
-                let answered: Activity
-                do throws(ApprovalRefusal) {
-                    answered = try ApprovalRules.answer(activity, option: option, now: now)
-                } catch {
-                    return (ActivityWrites(), Recorded.failure(.refused(error)))
-                }
-                return (ActivityWrites(upserts: [try record.recording(answered, push: nil, now: now)]), Recorded.success(()))
-            }
-        } catch {
-            logger.error("An activity store call failed", metadata: ["error": "\(error)"])
-            throw .storeUnavailable
-        }
-        try recorded.get()
-        settled(slug, of: device.id)
-    }
-
-    /// Wakes the long polls of an activity that has nothing more to wait for (its change left it settled).
-    func settled(_ slug: String, of deviceID: Device.ID) {
-        approvalWaiters?.answered(ActivityKey(deviceID: deviceID, slug: slug))
-    }
-}
-
 /// The app's side of approval cards, with the device owner's credentials (HTTP Basic `user_id:device_secret`), the
 /// answers' reporting path for activities:
 /// - `POST /api/push/activities/{slug}/answer` `{"option": "<id>"}` → 204: the person tapped that option. The first
@@ -109,7 +64,7 @@ struct ApprovalAnswerController<Context: RemoteAddressRequestContext>: Sendable 
     static func apiError(_ failure: ApprovalAnswerFailure) -> APIError {
         switch failure {
         case .notFound: APIError(.notFound, message: "This device has no activity with that slug.")
-        case .storeUnavailable: APIError.storeUnavailable("activity store")
+        case .storeUnavailable(let cause): APIError.storeUnavailable(cause)
         case .refused(.unknownOption(let allowed)):
             APIError.invalidField("option", "option must be the id of one of the card's options: \(allowed.joined(separator: ", ")).")
         case .refused(.alreadyAnswered(let first)):

@@ -67,8 +67,7 @@ struct PushWardActivitiesController<Context: RemoteAddressRequestContext>: Senda
             do {
                 _ = try await approvalWaiters.wait(for: ActivityKey(deviceID: device.id, slug: slug), upTo: .seconds(wait))
             } catch {
-                service.logger.error("An activity store call failed", metadata: ["error": "\(error)"])
-                throw Self.apiError(.serviceUnavailable)
+                throw Self.apiError(.serviceUnavailable(cause: "\(error)"))
             }
             activity = try await problem { try await service.activity(slug, of: device) }
         }
@@ -190,7 +189,9 @@ struct PushWardActivitiesController<Context: RemoteAddressRequestContext>: Senda
             headers[.retryAfter] = "\(problem.retryAfterSeconds ?? 1)"
         }
         let status = HTTPResponse.Status(code: problem.status, reasonPhrase: problem.title)
-        return APIError.problem(problem.code.rawValue, status: status, detail: problem.detail, extra: extra, headers: headers)
+        var error = APIError.problem(problem.code.rawValue, status: status, detail: problem.detail, extra: extra, headers: headers)
+        error.cause = problem.cause
+        return error
     }
 }
 

@@ -68,6 +68,15 @@ extension InMemoryStore {
     public func nextActivityDue() async throws -> Date? {
         activityRows.values.flatMap(\.values).compactMap(\.dueAt).min()
     }
+
+    public func nextLiveActivityTimestamp(token: String, now: Date) async throws -> Int {
+        let seconds = LiveActivityTimestamp.seconds(now)
+        let timestamp = LiveActivityTimestamp.next(after: liveActivityTimestamps[token], nowSeconds: seconds)
+        liveActivityTimestamps[token] = timestamp
+        let forgetBefore = seconds.subtractingReportingOverflow(liveActivityTimestampMemory).partialValue
+        if liveActivityTimestamps.count > 1_000 { liveActivityTimestamps = liveActivityTimestamps.filter { $0.value >= forgetBefore } }
+        return timestamp
+    }
 }
 
 extension ActivityRecord {

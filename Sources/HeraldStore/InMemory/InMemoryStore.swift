@@ -18,6 +18,8 @@ public actor InMemoryStore: HeraldStore {
     var settings: [String: String] = [:]
     /// PushWard activities per device and slug (see InMemoryStore+Activities.swift).
     var activityRows: [Device.ID: [String: ActivityRecord]] = [:]
+    /// Home Assistant's Live Activity tokens and the last `aps.timestamp` each was given (InMemoryStore+Activities.swift).
+    var liveActivityTimestamps: [String: Int] = [:]
     /// Answers and app events per notification (InMemoryStore+AfterPush.swift); those of a deleted notification are
     /// ignored and purged when its device goes.
     var answerRows: [PushNotification.ID: NotificationAnswer] = [:]

@@ -316,6 +316,7 @@ enum PostgresMigrations {
                 """,
                 "CREATE INDEX topic_member_device ON topic_member (device_id)",
             ]),
+        liveActivityTimestamps,  // PostgresStore+LiveActivityTimestamps.swift
         deviceAddressData,
     ]
 

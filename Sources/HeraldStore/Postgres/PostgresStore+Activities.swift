@@ -99,14 +99,14 @@ extension PostgresStore {
     private static let columnsWithoutExtras = """
         device_id, slug, state, priority, created_at, updated_at, document, next_due_at, version, pushed_version,
         pending_push, push_due_at, pushed_state, pushed_timestamp, in_flight_notification, update_token, lease_owner,
-        lease_expires_at
+        lease_expires_at, pushed_event
         """
     private static let activityColumns = columnsWithoutExtras + ", extras"
 
-    /// `extras` is written only when the record read them (`$20`).
+    /// `extras` is written only when the record read them (`$21`).
     private static let upsertSQL = """
         INSERT INTO activity (\(activityColumns))
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
         ON CONFLICT (device_id, slug) DO UPDATE SET
             state = EXCLUDED.state, priority = EXCLUDED.priority, created_at = EXCLUDED.created_at,
             updated_at = EXCLUDED.updated_at, document = EXCLUDED.document, next_due_at = EXCLUDED.next_due_at,
@@ -114,17 +114,18 @@ extension PostgresStore {
             push_due_at = EXCLUDED.push_due_at, pushed_state = EXCLUDED.pushed_state,
             pushed_timestamp = EXCLUDED.pushed_timestamp, in_flight_notification = EXCLUDED.in_flight_notification,
             update_token = EXCLUDED.update_token, lease_owner = EXCLUDED.lease_owner, lease_expires_at = EXCLUDED.lease_expires_at,
-            extras = CASE WHEN $20 THEN EXCLUDED.extras ELSE activity.extras END
+            pushed_event = EXCLUDED.pushed_event,
+            extras = CASE WHEN $21 THEN EXCLUDED.extras ELSE activity.extras END
         """
 
-    /// `$1` to `$20`: ``activityColumns`` in order, then whether `extras` was read.
+    /// `$1` to `$21`: ``activityColumns`` in order, then whether `extras` was read.
     private static func values(_ record: ActivityRecord) -> [(any PostgresThrowingDynamicTypeEncodable)?] {
         [
             record.deviceID, record.slug, record.state, record.priority, record.createdAt.timeIntervalSince1970,
             record.updatedAt.timeIntervalSince1970, record.document, record.nextDueAt?.timeIntervalSince1970, record.version,
             record.pushedVersion, record.pendingPush, record.pushDueAt?.timeIntervalSince1970, record.pushedState,
             record.pushedTimestamp, record.inFlightNotification, record.updateToken, record.lease?.owner,
-            record.lease?.expiresAt.timeIntervalSince1970, record.extras, record.extrasRead,
+            record.lease?.expiresAt.timeIntervalSince1970, record.pushedEvent?.rawValue, record.extras, record.extrasRead,
         ]
     }
 
@@ -139,7 +140,9 @@ extension PostgresStore {
             extrasRead: row.contains("extras"), nextDueAt: try row.optionalDate("next_due_at"), version: try row.value("version"),
             pushedVersion: try row.value("pushed_version"), pendingPush: try row.value("pending_push"),
             pushDueAt: try row.optionalDate("push_due_at"), pushedState: try row.value("pushed_state"),
-            pushedTimestamp: try row.value("pushed_timestamp"), inFlightNotification: try row.value("in_flight_notification"),
+            pushedTimestamp: try row.value("pushed_timestamp"),
+            pushedEvent: try row.value("pushed_event", as: String?.self).flatMap(LiveActivityMessage.Event.init(rawValue:)),
+            inFlightNotification: try row.value("in_flight_notification"),
             updateToken: try row.value("update_token"),
             lease: leaseOwner.map { Lease(owner: $0, expiresAt: leaseExpiry ?? .distantPast) })
     }

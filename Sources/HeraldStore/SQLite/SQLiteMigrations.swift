@@ -216,6 +216,9 @@ enum SQLiteMigrations {
         migrator.registerMigration("v20: topics and their members (issue 42)") { db in
             try db.execute(sql: SQLiteStore.topicSchema)
         }
+        migrator.registerMigration("v21: Live Activity timestamps per token; the event of an activity's last push (issue 38)") { db in
+            try db.execute(sql: SQLiteStore.liveActivityTimestampSchema)
+        }
         migrator.registerMigration("v22: a device's address data, opaque to the store (Web Push's keys move into it)") { db in
             try db.execute(sql: SQLiteStore.addressDataMigration)
         }

@@ -46,6 +46,8 @@ extension SQLiteStore {
         for _ in 0..<Self.optimisticChangeAttempts {
             let seen = try await read { db in try Self.neighbourhood(deviceID: deviceID, slug: slug, db) }
             let (writes, result) = try change(seen)
+            // Nothing to write (a decision that changes nothing): no write transaction.
+            if writes.upserts.isEmpty, writes.deletions.isEmpty { return result }
             let written = try await write { db -> Bool in
                 guard try Self.neighbourhood(deviceID: deviceID, slug: slug, db) == seen else { return false }
                 try Self.apply(writes, deviceID: deviceID, db)
@@ -137,13 +139,13 @@ extension SQLiteStore {
     private static let columnsWithoutExtras = """
         device_id, slug, state, priority, created_at, updated_at, document, next_due_at, version, pushed_version,
         pending_push, push_due_at, pushed_state, pushed_timestamp, in_flight_notification, update_token, lease_owner,
-        lease_expires_at
+        lease_expires_at, pushed_event
         """
 
     /// An upsert that writes `extras` only when the record read them (the last argument).
     private static let upsertSQL = """
         INSERT INTO activity (\(columnsWithoutExtras), extras)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT (device_id, slug) DO UPDATE SET
             state = excluded.state, priority = excluded.priority, created_at = excluded.created_at,
             updated_at = excluded.updated_at, document = excluded.document, next_due_at = excluded.next_due_at,
@@ -151,6 +153,7 @@ extension SQLiteStore {
             push_due_at = excluded.push_due_at, pushed_state = excluded.pushed_state,
             pushed_timestamp = excluded.pushed_timestamp, in_flight_notification = excluded.in_flight_notification,
             update_token = excluded.update_token, lease_owner = excluded.lease_owner, lease_expires_at = excluded.lease_expires_at,
+            pushed_event = excluded.pushed_event,
             extras = CASE WHEN ? THEN excluded.extras ELSE activity.extras END
         """
 
@@ -160,7 +163,7 @@ extension SQLiteStore {
             record.updatedAt.timeIntervalSince1970, record.document, record.nextDueAt?.timeIntervalSince1970, record.version,
             record.pushedVersion, record.pendingPush, record.pushDueAt?.timeIntervalSince1970, record.pushedState,
             record.pushedTimestamp, record.inFlightNotification?.databaseString, record.updateToken, record.lease?.owner,
-            record.lease?.expiresAt.timeIntervalSince1970, record.extras, record.extrasRead,
+            record.lease?.expiresAt.timeIntervalSince1970, record.pushedEvent?.rawValue, record.extras, record.extrasRead,
         ]
     }
 
@@ -184,7 +187,9 @@ extension SQLiteStore {
             nextDueAt: try date("next_due_at"), version: try row.decode(forColumn: "version"),
             pushedVersion: try row.decode(forColumn: "pushed_version"), pendingPush: try row.decode(forColumn: "pending_push"),
             pushDueAt: try date("push_due_at"), pushedState: try row.decode(forColumn: "pushed_state"),
-            pushedTimestamp: try row.decode(forColumn: "pushed_timestamp"), inFlightNotification: inFlight.flatMap(UUID.init(uuidString:)),
+            pushedTimestamp: try row.decode(forColumn: "pushed_timestamp"),
+            pushedEvent: try row.decode(String?.self, forColumn: "pushed_event").flatMap(LiveActivityMessage.Event.init(rawValue:)),
+            inFlightNotification: inFlight.flatMap(UUID.init(uuidString:)),
             updateToken: try row.decode(forColumn: "update_token"),
             lease: leaseOwner.map { Lease(owner: $0, expiresAt: leaseExpiry ?? .distantPast) })
     }

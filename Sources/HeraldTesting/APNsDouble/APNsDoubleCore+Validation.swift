@@ -203,22 +203,22 @@ extension APNsDoubleCore.State {
     static func liveActivityWarnings(_ aps: JSONObject) -> [String] {
         var warnings: [String] = []
         guard case .int? = aps["timestamp"] else { return ["live activity push without an integer timestamp"] }
-        let event = aps["event"]?.stringValue
-        guard let event, ["start", "update", "end"].contains(event) else {
-            return ["live activity push whose event is not start, update or end"]
-        }
-        if aps["content-state"]?.objectValue == nil, event != "end" { warnings.append("live activity \(event) without a content-state object") }
-        if event == "start" {
-            if aps["attributes-type"]?.stringValue?.isEmpty ?? true { warnings.append("live activity start without attributes-type") }
-            if aps["attributes"]?.objectValue == nil { warnings.append("live activity start without an attributes object") }
+        // Read as the one typed Live Activity message Herald builds (HeraldCore's `LiveActivityMessage`).
+        guard let message = LiveActivityMessage(aps: aps) else { return ["live activity push whose event is not start, update or end"] }
+        let event = message.event.rawValue
+        if aps["content-state"]?.objectValue == nil, message.event != .end { warnings.append("live activity \(event) without a content-state object") }
+        if message.event == .start {
+            if message.attributesType?.isEmpty ?? true { warnings.append("live activity start without attributes-type") }
+            if message.attributes == nil { warnings.append("live activity start without an attributes object") }
         } else if aps["attributes-type"] != nil || aps["attributes"] != nil {
             warnings.append("attributes on a live activity \(event)")
         }
-        if aps["dismissal-date"] != nil, event != "end" { warnings.append("dismissal-date on a live activity \(event)") }
-        if aps["input-push-token"] != nil, event != "start" { warnings.append("input-push-token on a live activity \(event)") }
-        for key in ["dismissal-date", "stale-date", "relevance-score"] where aps[key] != nil && aps[key]?.doubleValue == nil {
-            warnings.append("\(key) is not a number")
-        }
+        if message.dismissalDate != nil, message.event != .end { warnings.append("dismissal-date on a live activity \(event)") }
+        if aps["input-push-token"] != nil, message.event != .start { warnings.append("input-push-token on a live activity \(event)") }
+        let numbers: [(String, JSONValue?)] = [
+            ("dismissal-date", message.dismissalDate), ("stale-date", message.staleDate), ("relevance-score", message.relevanceScore),
+        ]
+        for (key, value) in numbers where value != nil && value?.doubleValue == nil { warnings.append("\(key) is not a number") }
         return warnings
     }
 }

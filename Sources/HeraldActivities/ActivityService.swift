@@ -1,5 +1,4 @@
 import Foundation
-import HeraldActivities
 import HeraldCore
 import Logging
 
@@ -10,36 +9,38 @@ import Logging
 /// ```swift
 /// let outcome = try await service.change(.patch(slug: "oven", patch, upsert: false), slug: "oven", of: device, mayCreate: false)
 /// ```
-struct ActivityService: Sendable {
-    let store: any HeraldStore
-    let rules: ActivityRules
-    let clock: any WallClock
-    let logger: Logger
-    /// Called after a change that has something to push.
-    let wake: @Sendable () -> Void
-    /// The long polls of approval cards (`GET /activities/{slug}?wait=N`), woken by a change that settles one.
-    let approvalWaiters: ApprovalWaiters?
+public struct ActivityService: Sendable {
+    public let store: any ActivityStore & DeviceStore
+    public let rules: ActivityRules
+    public let clock: any WallClock
+    public let logger: Logger
+    /// Called after a change that has something to push, with the activities it changed (``ActivityDispatcher/wake(_:)``).
+    let wake: @Sendable ([ActivityKey]) -> Void
+    /// Called when a change leaves an activity settled for an approval card's long polls
+    /// (`GET /activities/{slug}?wait=N`, ``ApprovalRules/isSettled(_:)``).
+    let settled: @Sendable (ActivityKey) -> Void
 
-    init(
-        store: any HeraldStore, rules: ActivityRules = ActivityRules(), clock: any WallClock,
-        logger: Logger = Logger(label: "herald.activities"), approvalWaiters: ApprovalWaiters? = nil, wake: @escaping @Sendable () -> Void
+    public init(
+        store: any ActivityStore & DeviceStore, rules: ActivityRules = ActivityRules(), clock: any WallClock,
+        logger: Logger = Logger(label: "herald.activities"), settled: @escaping @Sendable (ActivityKey) -> Void = { _ in },
+        wake: @escaping @Sendable ([ActivityKey]) -> Void
     ) {
         self.store = store
         self.rules = rules
         self.clock = clock
         self.logger = logger
-        self.approvalWaiters = approvalWaiters
+        self.settled = settled
         self.wake = wake
     }
 
     /// The device's activities (tombstones left out), sorted by slug; a row whose document cannot be read is left out.
-    func activities(of device: Device) async throws(ActivityProblem) -> [Activity] {
+    public func activities(of device: Device) async throws(ActivityProblem) -> [Activity] {
         let records = try await storeCall { try await store.activities(deviceID: device.id) }
         return records.filter { !$0.isTombstone }.compactMap { try? $0.decodedActivity() }
     }
 
     /// One activity; 404 `activity.not_found` when there is none.
-    func activity(_ slug: String, of device: Device) async throws(ActivityProblem) -> Activity {
+    public func activity(_ slug: String, of device: Device) async throws(ActivityProblem) -> Activity {
         let record = try await storeCall { try await store.activity(deviceID: device.id, slug: slug) }
         guard let record, !record.isTombstone, let activity = try? record.decodedActivity() else { throw .notFound }
         return activity
@@ -50,7 +51,7 @@ struct ActivityService: Sendable {
     ///
     /// Only the activity and the device's other ongoing ones (the eviction candidates) are read and decoded; the count
     /// against the 50 comes from the store's columns (``ActivityNeighbourhood``).
-    func change(_ change: ActivityChange, slug: String, of device: Device, mayCreate: Bool = true) async throws(ActivityProblem)
+    public func change(_ change: ActivityChange, slug: String, of device: Device, mayCreate: Bool = true) async throws(ActivityProblem)
         -> ActivityOutcome
     {
         let now = clock.now()
@@ -71,8 +72,11 @@ struct ActivityService: Sendable {
                 return (writes, outcome)
             }
         }
-        if outcome.push != nil || !outcome.evictions.isEmpty { wake() }
-        if ApprovalRules.isSettled(outcome.activity) { settled(slug, of: device.id) }
+        if outcome.push != nil || !outcome.evictions.isEmpty {
+            let evicted = outcome.evictions.map { ActivityKey(deviceID: device.id, slug: $0.activity.slug) }
+            wake((outcome.push != nil ? [ActivityKey(deviceID: device.id, slug: slug)] : []) + evicted)
+        }
+        if ApprovalRules.isSettled(outcome.activity) { settled(ActivityKey(deviceID: device.id, slug: slug)) }
         return outcome
     }
 
@@ -112,7 +116,7 @@ struct ActivityService: Sendable {
 
     /// `PUT /api/push/activities/{slug}/token`: the update token ActivityKit issued for the activity on the device.
     /// What waited for it is due at once. 404 when the device has no such activity.
-    func setUpdateToken(_ token: String, slug: String, of device: Device) async throws(ActivityProblem) {
+    public func setUpdateToken(_ token: String, slug: String, of device: Device) async throws(ActivityProblem) {
         let now = clock.now()
         let found: Bool = try await storeCall {
             try await store.changeActivity(deviceID: device.id, slug: slug) { neighbourhood in
@@ -126,12 +130,12 @@ struct ActivityService: Sendable {
             }
         }
         guard found else { throw .notFound }
-        wake()
+        wake([ActivityKey(deviceID: device.id, slug: slug)])
     }
 
     /// `DELETE /api/push/activities/{slug}/token`: the user dismissed the activity. Herald stops pushing to it and
     /// marks it ended (nothing to push: the device has none left). 404 when the device has no such activity.
-    func dismiss(slug: String, of device: Device) async throws(ActivityProblem) {
+    public func dismiss(slug: String, of device: Device) async throws(ActivityProblem) {
         let now = clock.now()
         let found: Bool = try await storeCall {
             try await store.changeActivity(deviceID: device.id, slug: slug) { neighbourhood in
@@ -153,12 +157,13 @@ struct ActivityService: Sendable {
             }
         }
         guard found else { throw .notFound }
-        settled(slug, of: device.id)
+        settled(ActivityKey(deviceID: device.id, slug: slug))
     }
 
     /// Runs a store call; an ``ActivityProblem`` the rules threw goes through, an activity that cannot be encoded is
-    /// 422 naming the member (nothing was written), any other failure is logged and answered 503.
-    private func storeCall<Value: Sendable>(_ call: () async throws -> Value) async throws(ActivityProblem) -> Value {
+    /// 422 naming the member (nothing was written), any other failure is
+    /// answered 503 with the store's error as its ``ActivityProblem/cause`` (logged with the answer).
+    func storeCall<Value: Sendable>(_ call: () async throws -> Value) async throws(ActivityProblem) -> Value {
         do {
             return try await call()
         } catch let problem as ActivityProblem {
@@ -166,8 +171,8 @@ struct ActivityService: Sendable {
         } catch let error as EncodingError {
             throw Self.problem(error)
         } catch {
-            logger.error("An activity store call failed", metadata: ["error": "\(error)"])
-            throw .serviceUnavailable
+            // Logged with the answer, as every store failure is (HeraldServer's error-cause log).
+            throw .serviceUnavailable(cause: "\(error)")
         }
     }
 

@@ -1,5 +1,4 @@
 import Foundation
-import HeraldActivities
 import HeraldCore
 
 /// How an ``Activity`` and its pending push live in an ``ActivityRecord``.
@@ -7,20 +6,20 @@ import HeraldCore
 /// A DELETE of an ongoing activity leaves a tombstone (state ``tombstoneState``) until its end push is handed to
 /// delivery; every read of the API treats a tombstone as absent.
 extension ActivityRecord {
-    var isTombstone: Bool { state == Self.tombstoneState }
+    public var isTombstone: Bool { state == Self.tombstoneState }
 
     /// The activity the document and the extras hold (without history and backlog when the extras were not read).
-    func decodedActivity() throws -> Activity {
+    public func decodedActivity() throws -> Activity {
         try Activity(storedDocument: document, extras: extras)
     }
 
     /// The push the unpushed changes ask for.
     var decodedPendingPush: ActivityPush? {
-        pendingPush.flatMap { try? JSONDecoder().decode(ActivityPush.self, from: $0) }
+        pendingPush.flatMap(ActivityPush.init(storedJSON:))
     }
 
     /// A new row for `activity`, nothing pushed yet (version 0: ``recording(_:push:now:)`` counts the change).
-    static func new(_ activity: Activity, deviceID: Device.ID) throws -> ActivityRecord {
+    public static func new(_ activity: Activity, deviceID: Device.ID) throws -> ActivityRecord {
         let parts = try activity.storedParts()
         return ActivityRecord(
             deviceID: deviceID, slug: activity.slug, state: activity.state.rawValue, priority: activity.priority,
@@ -31,7 +30,7 @@ extension ActivityRecord {
     /// This row after an accepted change that left `activity`, and the push it asks for: the change and its "to push"
     /// mark in one write. A change without a push, with nothing else unpushed, is marked pushed at once. Throws when
     /// the activity cannot be encoded (the change is refused: nothing is written).
-    func recording(_ activity: Activity, push: ActivityPush?, now: Date) throws -> ActivityRecord {
+    public func recording(_ activity: Activity, push: ActivityPush?, now: Date) throws -> ActivityRecord {
         var record = self
         let hadUnpushedChange = record.hasUnpushedChange
         record.state = activity.state.rawValue
@@ -49,7 +48,7 @@ extension ActivityRecord {
         record.nextDueAt = ActivitySchedule.nextDue(of: activity)?.at
         record.version += 1
         if let push {
-            record.pendingPush = try JSONEncoder().encode(Self.coalesced(record.decodedPendingPush, push))
+            record.pendingPush = try Self.coalesced(record.decodedPendingPush, push).storedJSON()
             record.pushDueAt = now
         } else if !hadUnpushedChange {
             record.pushedVersion = record.version

@@ -1,0 +1,211 @@
+import Foundation
+import HeraldCore
+import HeraldDelivery
+import Logging
+import Synchronization
+
+extension ActivityDispatcher {
+    /// What the device is sent for the changes not yet handed on.
+    struct PreparedPush: Sendable {
+        var version: Int
+        var push: ActivityPush
+        var token: String
+        var message: LiveActivityMessage
+        /// How long the outbox tries it.
+        var lifetime: TimeInterval
+    }
+
+    /// Builds and hands on the newest state of an activity, if it needs one and nothing of it is still pending: one
+    /// this instance claimed (its lease), or one read just before (`isClaimed` false: the transaction that decides takes
+    /// the lease, unless another claim holds it). The record read tells which push is in flight; a row whose in-flight
+    /// push changed since is left alone.
+    func push(_ claimed: ActivityRecord, claimed isClaimed: Bool) async throws {
+        let (deviceID, slug) = (claimed.deviceID, claimed.slug)
+        guard let device = try await store.device(id: deviceID) else { return }
+        var earlier: PushNotification?
+        if let inFlight = claimed.inFlightNotification { earlier = try await pipeline.notification(id: inFlight) }
+        let now = clock.now()
+        let earlierPush = earlier
+        let owner = instanceID
+        let inFlight = claimed.inFlightNotification
+        let prepared = try await changeHeld(deviceID, slug) { record -> PreparedPush? in
+            if isClaimed {
+                guard record.lease?.owner == owner else { return nil }
+            } else if let lease = record.lease, lease.owner != owner, lease.expiresAt > now {
+                return nil  // claimed elsewhere meanwhile: that claim pushes it
+            }
+            guard record.inFlightNotification == inFlight else { return nil }
+            if let earlierPush, earlierPush.id == record.inFlightNotification, earlierPush.status == .expired { Self.expired(&record) }
+            return self.prepare(&record, device: device, earlierPending: earlierPush?.status == .pending, now: now)
+        }
+        guard let prepared = prepared ?? nil else { return }
+        let draft = NotificationDraft(
+            pushType: .liveactivity, priority: prepared.push.apnsPriority, content: prepared.message.content(),
+            expiresAt: now.addingTimeInterval(pushLifetime), liveActivityToken: prepared.token)
+        var pendingID: PushNotification.ID?
+        var deadToken = false
+        do throws(SendError) {
+            let receipt = try await pipeline.send(draft, to: device)
+            if receipt.notification.status == .pending { pendingID = receipt.notification.id }
+        } catch {
+            switch error {
+            case .deadTokenDetected: deadToken = true
+            case .storeUnavailable(let reason): throw ActivityPushFailed(reason: reason)
+            default: logger.warning("An activity's push was refused", metadata: ["slug": "\(slug)", "reason": "\(error)"])
+            }
+        }
+        let (finishedAt, pending, dead) = (clock.now(), pendingID, deadToken)
+        _ = try await changeHeld(deviceID, slug) { record in
+            try Self.finish(&record, prepared, pendingID: pending, deadToken: dead, owner: owner, now: finishedAt)
+        }
+    }
+
+    /// Decides the push of a held record (and writes the decision into it): `nil` when there is none to send now.
+    private func prepare(_ record: inout ActivityRecord, device: Device, earlierPending: Bool, now: Date) -> PreparedPush? {
+        record.lease = nil
+        if earlierPending {
+            // After the earlier push: checked again in a second when a newer state waits, else when it may expire.
+            record.pushDueAt = now.addingTimeInterval(record.hasUnpushedChange ? 1 : pushLifetime + 1)
+            return nil
+        }
+        record.inFlightNotification = nil
+        record.pushDueAt = nil
+        guard record.hasUnpushedChange, let activity = try? record.decodedActivity() else { return nil }
+        let ongoingOnDevice = record.pushedState == ActivityState.ongoing.rawValue
+        let event: ActivityEvent?
+        if record.isTombstone || activity.state != .ongoing {
+            event = ongoingOnDevice ? .end : nil
+        } else {
+            event = ongoingOnDevice ? .update : .start
+        }
+        guard let event else {
+            // Nothing the device needs (it never got the activity, or has it ended already).
+            record.pushedVersion = record.version
+            record.pendingPush = nil
+            return nil
+        }
+        var push = record.decodedPendingPush ?? ActivityPush(event: event)
+        push.event = event
+        if event == .end, push.dismissalDate == nil { push.dismissalDate = now }
+        guard let token = event == .start ? device.pushToStartToken : record.updateToken else {
+            return nil  // waits for the token: its arrival makes the activity due
+        }
+        if event == .start { record.updateToken = nil }  // the new activity on the device reports its own
+        let timestamp = LiveActivityTimestamp.next(after: record.pushedTimestamp, now: now)
+        record.pushedTimestamp = timestamp
+        do {
+            let message = try LiveActivityPayload.message(
+                activity: activity, push: push, timestamp: timestamp, attributesType: attributesType, now: now)
+            record.lease = Lease(owner: instanceID, expiresAt: now.addingTimeInterval(leaseDuration))
+            return PreparedPush(version: record.version, push: push, token: token, message: message, lifetime: pushLifetime)
+        } catch {
+            logger.error("An activity's payload does not fit", metadata: ["slug": "\(record.slug)", "bytes": "\(error.bytes)"])
+            record.pushedVersion = record.version
+            record.pendingPush = nil
+            return nil
+        }
+    }
+
+    /// Writes what a handed-on push did: the version pushed, its event, what the device now shows, the pending
+    /// notification.
+    private static func finish(
+        _ record: inout ActivityRecord, _ prepared: PreparedPush, pendingID: PushNotification.ID?, deadToken: Bool, owner: String, now: Date
+    ) throws {
+        if record.lease?.owner == owner { record.lease = nil }
+        record.pushedVersion = max(record.pushedVersion, prepared.version)
+        if record.version == prepared.version { record.pendingPush = nil }
+        record.pushedEvent = prepared.push.event
+        record.pushedState = prepared.push.event == .end ? ActivityState.ended.rawValue : ActivityState.ongoing.rawValue
+        record.inFlightNotification = pendingID
+        // A pending push is looked at again once it may have expired (then the newest state goes instead).
+        let recheck = now.addingTimeInterval(prepared.lifetime + 1)
+        record.pushDueAt = record.hasUnpushedChange ? now : pendingID.map { _ in recheck }
+        if deadToken { try tokenDied(&record, event: prepared.push.event, now: now) }
+    }
+
+    /// The token a push of `event` went to is dead: that activity's pushes end (not the device's), it is gone from the
+    /// device; an ongoing activity whose update token died is ended (nothing pushed: the device has none left).
+    static func tokenDied(_ record: inout ActivityRecord, event: ActivityEvent, now: Date) throws {
+        record.pushedState = nil
+        if event != .start { record.updateToken = nil }
+        guard event != .start, !record.isTombstone, var activity = try? record.decodedActivity(), activity.state == .ongoing else { return }
+        activity.state = .ended
+        activity.endedAt = activity.endedAt ?? now
+        activity.updatedAt = now
+        record = try record.recording(activity, push: nil, now: now)
+        record.pushedVersion = record.version
+        record.pendingPush = nil
+        record.pushDueAt = nil
+    }
+
+    /// The push handed on last expired in the outbox before it reached the device: the device shows what it showed
+    /// before it (known from the event it carried, ``ActivityRecord/pushedEvent``), and the newest state is due again.
+    private static func expired(_ record: inout ActivityRecord) {
+        record.inFlightNotification = nil
+        switch record.pushedEvent {
+        case .start?: record.pushedState = nil
+        case .update?, .end?: record.pushedState = ActivityState.ongoing.rawValue
+        case nil: break
+        }
+        record.pushedVersion = min(record.pushedVersion, record.version - 1)
+    }
+}
+
+// MARK: A dead token found on a retry
+
+extension ActivityDispatcher {
+    /// A push of an activity was found dead on a later attempt (the first one asked for a retry): the activity is
+    /// treated as a dead token found at once is (``DeliveryOutcomeObserver``, through ``ActivityDeliveryOutcomes``).
+    /// The activity is the device's one whose in-flight push is `notification`; none when the push was not handed on
+    /// by the dispatcher or a newer one replaced it.
+    func deadTokenFound(_ notification: PushNotification) async {
+        let now = clock.now()
+        do {
+            let records = try await store.activities(deviceID: notification.deviceID)
+            guard let slug = records.first(where: { $0.inFlightNotification == notification.id })?.slug else { return }
+            let ended: Bool? = try await changeHeld(notification.deviceID, slug) { record in
+                guard record.inFlightNotification == notification.id, let event = record.pushedEvent else { return false }
+                record.inFlightNotification = nil
+                try Self.tokenDied(&record, event: event, now: now)
+                if record.hasUnpushedChange, record.pushDueAt == nil { record.pushDueAt = now }
+                return true
+            }
+            if ended == true {
+                logger.info("An activity's Live Activity token was found dead on a retry", metadata: ["slug": "\(slug)"])
+                settled(ActivityKey(deviceID: notification.deviceID, slug: slug))
+                wake([ActivityKey(deviceID: notification.deviceID, slug: slug)])
+            }
+        } catch {
+            logger.error(
+                "Recording an activity's dead token failed", metadata: ["notification": "\(notification.id)", "cause": "\(error)"])
+        }
+    }
+}
+
+/// The delivery engine's outcome hook for activities: a Live Activity push whose token turned out dead on a retry
+/// reaches the ``ActivityDispatcher`` (a dead token on the first attempt comes back from the send itself). Built before
+/// the engine, the dispatcher attached once it exists; `next` is told of every outcome first (the tokens' callbacks).
+public final class ActivityDeliveryOutcomes: DeliveryOutcomeObserver {
+    private struct Attached: Sendable {
+        weak var dispatcher: ActivityDispatcher?
+    }
+    private let next: (any DeliveryOutcomeObserver)?
+    private let attached = Mutex(Attached())
+
+    public init(next: (any DeliveryOutcomeObserver)? = nil) {
+        self.next = next
+    }
+
+    /// Sends the outcomes to `dispatcher` from now on (held weakly).
+    public func attach(_ dispatcher: ActivityDispatcher) {
+        attached.withLock { $0.dispatcher = dispatcher }
+    }
+
+    public func outcomeSaved(_ notification: PushNotification, verdict: AttemptVerdict) async {
+        await next?.outcomeSaved(notification, verdict: verdict)
+        guard case .deadToken = verdict, notification.pushType == .liveactivity, notification.liveActivityToken != nil,
+            let dispatcher = attached.withLock({ $0.dispatcher })
+        else { return }
+        await dispatcher.deadTokenFound(notification)
+    }
+}
