@@ -36,6 +36,8 @@ public final class PostgresStore: HeraldStore {
     private let missedDeadlines: MissedDeadlines
     /// The statements this store sent (each one round trip), `BEGIN` and `COMMIT` included.
     let statements = StatementCount()
+    /// The days whose notification partitions this store made or found (``ensurePartitions(for:force:)``).
+    let partitionDays = Mutex<Set<Int>>([])
 
     /// Connects to the database a `postgres://` URL names (``PostgresURL``) and brings its schema up to date.
     public convenience init(url: String, callTimeout: Duration? = nil, logger: Logger = Logger(label: "herald.store")) async throws {
