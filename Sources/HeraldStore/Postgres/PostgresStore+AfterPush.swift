@@ -59,7 +59,7 @@ extension PostgresStore {
         let columns = Self.notificationColumns.split(separator: ",").map { "n." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }
         let rows = try await read(
             """
-            SELECT n.inbox_seq, \(unescaped: columns.joined(separator: ", ")), a.notification_id AS answer_of, a.action_id, a.answer_text,
+            SELECT \(unescaped: columns.joined(separator: ", ")), n.inbox_seq, a.notification_id AS answer_of, a.action_id, a.answer_text,
                 a.answered_at, EXISTS (SELECT 1 FROM notification_event e WHERE e.notification_id = n.id AND e.event = 'read') AS is_read
             FROM notification n LEFT JOIN notification_answer a ON a.notification_id = n.id
             WHERE n.device_id = \(deviceID) AND n.push_type = 'alert' AND n.inbox_seq > \(after ?? 0)
