@@ -113,8 +113,10 @@ struct PostgresPartitionTests {
         let cutoff = start + 3 * day
         #expect(try await store.deleteFinishedNotifications(before: cutoff, limit: 100) == 2)
         #expect(try await store.partitionedDays() == [startDay])
-        #expect(try await store.deleteFinishedNotifications(before: cutoff, limit: 100) == 2)  // day 0's finished rows
+        // Day 0's finished notifications, a day past the retention, as rows.
+        #expect(try await store.deleteFinishedNotifications(before: cutoff, limit: 100) == 2)
         #expect(try await store.deleteFinishedNotifications(before: cutoff, limit: 100) == 0)
+        #expect(store.rowDeletions.total == 2)
         #expect(try await store.partitionedDays() == [startDay])
         for notification in finished { #expect(try await store.notification(id: notification.id) == nil) }
         #expect(try await store.answers(of: [finished[0].id]).isEmpty)
@@ -145,7 +147,8 @@ struct PostgresPartitionTests {
     /// Under a steady load (800 notifications a day, delivered at once) with a retention of one day, the tables stop
     /// growing: from the third day on, a day's partitions are dropped as the next day's are made, so the partitions, the
     /// rows and the bytes of the three tables stay within what they were by the third day, over ten days (a test
-    /// clock; no vacuum). The first round's pending notification keeps its day, and it is kept.
+    /// clock; no vacuum), and no notification is deleted as a row (no dead rows) but those of the day that the first
+    /// round's pending notification keeps; that one is kept.
     @Test(.enabled(if: PostgresTestDatabase.url != nil))
     func aSteadyLoadWithAShortRetentionStaysWithinABound() async throws {
         let store = try await PostgresTestDatabase.makeStore()
@@ -197,6 +200,8 @@ struct PostgresPartitionTests {
         let settled = bytes[8..<12].max()!  // the third day's
         #expect(bytes[12...].max()! <= settled + settled / 10, "bytes per round: \(bytes)")
         #expect(try await store.notification(id: pending.id) == pending)
+        // Nothing was deleted as a row but day 0's 800 finished notifications, whose day the pending one keeps.
+        #expect(store.rowDeletions.total == 800)
         try await store.close()
     }
 }

@@ -40,13 +40,23 @@ extension PostgresStore {
         // Whole days first; none dropped because the table was busy: nothing row by row either, until the next pass.
         guard let dropped = try await dropFinishedPartitions(before: seconds) else { return 0 }
         guard dropped == 0 else { return dropped }
+        // Then, row by row, what a day's drop would have taken a day ago but for a pending notification of its day. A
+        // notification of a day that is still to be dropped whole stays until then (at most a day past the retention):
+        // deleting it as a row would leave the dead rows and vacuum work that dropping days avoids.
+        return try await deleteFinishedRows(before: seconds - 86_400, limit: limit)
+    }
+
+    /// Deletes up to `limit` notifications finished and unchanged since before `seconds`, in small transactions.
+    private func deleteFinishedRows(before seconds: Double, limit: Int) async throws -> Int {
         let candidates = try await read(
             "SELECT id FROM notification WHERE updated_at < \(seconds) AND status <> 'pending' ORDER BY updated_at LIMIT \(limit)"
         ).map { try $0.decode(UUID.self) }
         guard !candidates.isEmpty else { return 0 }
-        return try await transaction { connection in
+        let deleted = try await transaction { connection in
             try await self.deleteNotifications(ids: candidates, finishedBefore: seconds, on: connection)
         }
+        rowDeletions.count(deleted)
+        return deleted
     }
 
     /// Autovacuum makes deleted rows' space reusable; nothing to give back here.

@@ -38,6 +38,8 @@ public final class PostgresStore: HeraldStore {
     let statements = StatementCount()
     /// The days whose notification partitions this store made or found (``ensurePartitions(for:force:)``).
     let partitionDays = Mutex<Set<Int>>([])
+    /// How many notifications retention deleted as rows rather than with their day's partition (tests).
+    let rowDeletions = StatementCount()
     /// Device lookups that missed the cache, one statement per batch (PostgresDeviceReads.swift).
     let deviceReads: Batcher<DeviceKey, Device?>
 
