@@ -47,11 +47,11 @@ struct PostgresActivityUpserts: PostgresPreparedStatement {
         bindings.append(records.map(\.priority))
         bindings.append(records.map(\.createdAt.timeIntervalSince1970))
         bindings.append(records.map(\.updatedAt.timeIntervalSince1970))
-        bindings.append(records.map { ByteBuffer(bytes: $0.document) })
+        try bindings.append(PostgresBytesColumn(values: records.map(\.document)))
         try bindings.append(PostgresColumn(records.map { $0.nextDueAt?.timeIntervalSince1970 }))
         bindings.append(records.map(\.version))
         bindings.append(records.map(\.pushedVersion))
-        try bindings.append(PostgresColumn(data: records.map(\.pendingPush)))
+        try bindings.append(PostgresBytesColumn(values: records.map(\.pendingPush)))
         try bindings.append(PostgresColumn(records.map { $0.pushDueAt?.timeIntervalSince1970 }))
         try bindings.append(PostgresColumn(records.map(\.pushedState)))
         try bindings.append(PostgresColumn(records.map(\.pushedTimestamp)))
@@ -59,7 +59,7 @@ struct PostgresActivityUpserts: PostgresPreparedStatement {
         try bindings.append(PostgresColumn(records.map(\.updateToken)))
         try bindings.append(PostgresColumn(records.map { $0.lease?.owner }))
         try bindings.append(PostgresColumn(records.map { $0.lease?.expiresAt.timeIntervalSince1970 }))
-        try bindings.append(PostgresColumn(data: records.map(\.extras)))
+        try bindings.append(PostgresBytesColumn(values: records.map(\.extras)))
         bindings.append(records.map(\.extrasRead))
         return bindings
     }

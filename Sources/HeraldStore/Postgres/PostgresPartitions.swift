@@ -143,7 +143,11 @@ extension PostgresStore {
         let days = Set(notifications.compactMap { Self.partitionDay(of: $0.createdAt.timeIntervalSince1970) })
         let missing = force ? days : partitionDays.withLock { known in days.subtracting(known) }
         guard !missing.isEmpty else { return }
-        try await write("SELECT herald_notification_partitions(\(missing.sorted())::integer[])")
+        let sorted = missing.sorted()
+        // In a transaction of its own: one that PostgreSQL aborts for a deadlock (attaching waits for locks) runs again.
+        try await transaction { connection in
+            _ = try await self.execute("SELECT herald_notification_partitions(\(sorted)::integer[])", on: connection)
+        }
         partitionDays.withLock { $0.formUnion(missing) }
     }
 
