@@ -32,7 +32,7 @@ struct PostgresPartitionTests {
         }
         let notifications = built
         try await PostgresTestDatabase.withClient(configuration) { client in
-            try await PostgresMigrations.migrate(client, through: 19)
+            try await PostgresMigrations.migrate(client, through: PostgresMigrations.partitionVersion - 1)
             try await client.query(
                 """
                 INSERT INTO device (id, user_id_hash, secret_hash, platform, environment, token, is_active, created_at, updated_at)

@@ -317,9 +317,12 @@ enum PostgresMigrations {
                 "CREATE INDEX topic_member_device ON topic_member (device_id)",
             ]),
         Migration(
-            version: 20, description: "notifications, answers and events partitioned by day (issue 40, section 4)",
+            version: partitionVersion, description: "notifications, answers and events partitioned by day (issue 40, section 4)",
             statements: PostgresStore.partitionMigration),
     ]
+
+    /// The migration that partitions notifications by day (``PostgresStore/partitionMigration``).
+    static let partitionVersion = 20
 
     /// The version the schema is at once every migration ran.
     static var latestVersion: Int { all.map(\.version).max() ?? 0 }
