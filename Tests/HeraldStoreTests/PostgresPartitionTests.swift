@@ -194,6 +194,7 @@ struct PostgresPartitionTests {
             partitions.append(try await store.partitionedDays().count)
             clock.advance(by: day / 4)
         }
+        print("PostgreSQL steady load, retention 1 day: partitions \(partitions.max()!), rows at most \(rows[12...].max()!), bytes \(bytes)")
         // Day 0 (the pending notification) and at most the two days within the retention.
         #expect(partitions.max()! <= 3, "partitions per round: \(partitions)")
         #expect(rows[12...].max()! <= 2 * 800 + 1, "rows per round: \(rows)")
