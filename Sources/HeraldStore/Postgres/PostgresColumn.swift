@@ -41,9 +41,29 @@ struct PostgresColumn<Element: PostgresArrayEncodable>: PostgresThrowingDynamicT
     }
 }
 
-extension PostgresColumn where Element == ByteBuffer {
-    /// Bytes (`bytea[]`) from `Data`.
-    init(data: [Data?]) {
-        self.init(data.map { $0.map { ByteBuffer(bytes: $0) } })
+/// A column of bytes (`bytea[]`) from `Data`, written straight into the statement's buffer (no `ByteBuffer` made for
+/// each value first: a payload is copied once, not twice).
+struct PostgresBytesColumn: PostgresThrowingDynamicTypeEncodable {
+    var values: [Data?]
+
+    var psqlType: PostgresDataType { .byteaArray }
+    var psqlFormat: PostgresFormat { .binary }
+
+    /// ``PostgresColumn``'s format, with each element's bytes as they are.
+    func encode<JSONEncoder: PostgresJSONEncoder>(into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>) throws {
+        buffer.writeInteger(values.isEmpty ? 0 : 1, as: Int32.self)
+        buffer.writeInteger(values.contains { $0 == nil } ? 1 : 0, as: Int32.self)
+        buffer.writeInteger(PostgresDataType.bytea.rawValue)
+        guard !values.isEmpty else { return }
+        buffer.writeInteger(Int32(values.count))
+        buffer.writeInteger(1, as: Int32.self)
+        for value in values {
+            if let value {
+                buffer.writeInteger(Int32(value.count))
+                buffer.writeBytes(value)
+            } else {
+                buffer.writeInteger(-1, as: Int32.self)
+            }
+        }
     }
 }

@@ -318,22 +318,34 @@ enum PostgresMigrations {
             ]),
         liveActivityTimestamps,  // PostgresStore+LiveActivityTimestamps.swift
         deviceAddressData,
+        Migration(
+            version: partitionVersion, description: "notifications, answers and events partitioned by day (issue 40, section 4)",
+            statements: PostgresStore.partitionMigration),
     ]
+
+    /// The migration that partitions notifications by day (``PostgresStore/partitionMigration``).
+    static let partitionVersion = 20
 
     /// The version the schema is at once every migration ran.
     static var latestVersion: Int { all.map(\.version).max() ?? 0 }
 
     /// Brings the schema up to date, under the advisory lock; throws ``StoreError/schemaTooNew(found:known:)`` when a
     /// newer Herald migrated the database past what this one knows.
-    static func migrate(_ client: PostgresClient, logger: Logger) async throws {
+    /// A database at `last` (tests make one of an earlier version, then open a store on it).
+    static func migrate(_ client: PostgresClient, through last: Int) async throws {
+        try await migrate(client, through: last, logger: Logger(label: "herald.store"))
+    }
+
+    /// `through`: the last version to migrate to.
+    static func migrate(_ client: PostgresClient, through last: Int = .max, logger: Logger) async throws {
         do {
-            try await migrateLocked(client, logger: logger)
+            try await migrateLocked(client, through: last, logger: logger)
         } catch let error as PostgresTransactionError {
             throw error.cause
         }
     }
 
-    private static func migrateLocked(_ client: PostgresClient, logger: Logger) async throws {
+    private static func migrateLocked(_ client: PostgresClient, through last: Int, logger: Logger) async throws {
         try await client.withTransaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(lockClass), hashtext(current_schema()))", logger: logger)
             try await connection.query(
@@ -346,7 +358,7 @@ enum PostgresMigrations {
                 """, logger: logger)
             let current = try await version(of: connection.query(versionQuery, logger: logger))
             guard current <= latestVersion else { throw StoreError.schemaTooNew(found: current, known: latestVersion) }
-            for migration in all where migration.version > current {
+            for migration in all where migration.version > current && migration.version <= last {
                 for statement in migration.statements {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }

@@ -28,13 +28,7 @@ extension PostgresStore {
                 on: connection
             ).map(Self.activity)
             let (writes, result) = try change(current)
-            if !writes.deletions.isEmpty {
-                try await execute("DELETE FROM activity WHERE device_id = \(deviceID) AND slug = ANY(\(writes.deletions))", on: connection)
-            }
-            for record in writes.upserts where record.deviceID == deviceID {
-                try await execute(
-                    PostgresQuery(unsafeSQL: Self.upsertSQL, binds: try PostgresBindings(binding: Self.values(record))), on: connection)
-            }
+            try await write(writes, deviceID: deviceID, on: connection)
             return result
         }
     }
@@ -62,13 +56,7 @@ extension PostgresStore {
                 "SELECT count(*) FROM activity WHERE device_id = \(deviceID) AND state <> \(tombstone)", on: connection
             ).first?.decode(Int.self) ?? 0
             let (writes, result) = try change(ActivityNeighbourhood(record: record, otherOngoing: others, activityCount: count))
-            if !writes.deletions.isEmpty {
-                try await execute("DELETE FROM activity WHERE device_id = \(deviceID) AND slug = ANY(\(writes.deletions))", on: connection)
-            }
-            for record in writes.upserts where record.deviceID == deviceID {
-                try await execute(
-                    PostgresQuery(unsafeSQL: Self.upsertSQL, binds: try PostgresBindings(binding: Self.values(record))), on: connection)
-            }
+            try await write(writes, deviceID: deviceID, on: connection)
             return result
         }
     }
@@ -103,30 +91,17 @@ extension PostgresStore {
         """
     private static let activityColumns = columnsWithoutExtras + ", extras"
 
-    /// `extras` is written only when the record read them (`$21`).
-    private static let upsertSQL = """
-        INSERT INTO activity (\(activityColumns))
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
-        ON CONFLICT (device_id, slug) DO UPDATE SET
-            state = EXCLUDED.state, priority = EXCLUDED.priority, created_at = EXCLUDED.created_at,
-            updated_at = EXCLUDED.updated_at, document = EXCLUDED.document, next_due_at = EXCLUDED.next_due_at,
-            version = EXCLUDED.version, pushed_version = EXCLUDED.pushed_version, pending_push = EXCLUDED.pending_push,
-            push_due_at = EXCLUDED.push_due_at, pushed_state = EXCLUDED.pushed_state,
-            pushed_timestamp = EXCLUDED.pushed_timestamp, in_flight_notification = EXCLUDED.in_flight_notification,
-            update_token = EXCLUDED.update_token, lease_owner = EXCLUDED.lease_owner, lease_expires_at = EXCLUDED.lease_expires_at,
-            pushed_event = EXCLUDED.pushed_event,
-            extras = CASE WHEN $21 THEN EXCLUDED.extras ELSE activity.extras END
-        """
-
-    /// `$1` to `$21`: ``activityColumns`` in order, then whether `extras` was read.
-    private static func values(_ record: ActivityRecord) -> [(any PostgresThrowingDynamicTypeEncodable)?] {
-        [
-            record.deviceID, record.slug, record.state, record.priority, record.createdAt.timeIntervalSince1970,
-            record.updatedAt.timeIntervalSince1970, record.document, record.nextDueAt?.timeIntervalSince1970, record.version,
-            record.pushedVersion, record.pendingPush, record.pushDueAt?.timeIntervalSince1970, record.pushedState,
-            record.pushedTimestamp, record.inFlightNotification, record.updateToken, record.lease?.owner,
-            record.lease?.expiresAt.timeIntervalSince1970, record.pushedEvent?.rawValue, record.extras, record.extrasRead,
-        ]
+    /// Writes a change's deletions and upserts of `deviceID`'s activities: at most two statements, whatever their
+    /// number (``PostgresActivityUpserts``). Of two upserts of one slug the last is written, as if one after the other.
+    private func write(_ writes: ActivityWrites, deviceID: Device.ID, on connection: PostgresConnection) async throws {
+        if !writes.deletions.isEmpty {
+            try await execute("DELETE FROM activity WHERE device_id = \(deviceID) AND slug = ANY(\(writes.deletions))", on: connection)
+        }
+        var last: [String: Int] = [:]
+        let upserts = writes.upserts.filter { $0.deviceID == deviceID }
+        for (index, record) in upserts.enumerated() { last[record.slug] = index }
+        let records = upserts.enumerated().filter { last[$0.element.slug] == $0.offset }.map(\.element)
+        if !records.isEmpty { try await run(PostgresActivityUpserts(records: records), on: connection) }
     }
 
     private static func activity(_ row: PostgresRow) throws -> ActivityRecord {

@@ -7,9 +7,10 @@ extension PostgresStore {
     public func recordAnswer(_ answer: NotificationAnswer) async throws -> AnswerRecording {
         let inserted = try await write(
             """
-            INSERT INTO notification_answer (notification_id, action_id, answer_text, answered_at)
-            VALUES (\(answer.notificationID), \(answer.actionID), \(answer.text), \(answer.answeredAt.timeIntervalSince1970))
-            ON CONFLICT (notification_id) DO NOTHING RETURNING 1
+            INSERT INTO notification_answer (notification_id, notification_created_at, action_id, answer_text, answered_at)
+            SELECT id, created_at, \(answer.actionID), \(answer.text), \(answer.answeredAt.timeIntervalSince1970)
+            FROM notification WHERE id = \(answer.notificationID)
+            ON CONFLICT (notification_id, notification_created_at) DO NOTHING RETURNING 1
             """)
         if !inserted.isEmpty { return .recorded }
         guard let first = try await answers(of: [answer.notificationID])[answer.notificationID] else {
@@ -31,11 +32,17 @@ extension PostgresStore {
     }
 
     public func recordEvent(_ event: NotificationEvent, of id: PushNotification.ID) async throws {
-        try await write(
+        // The notification's row gives the event its day (PostgresPartitions.swift); none: the notification is not there.
+        let rows = try await write(
             """
-            INSERT INTO notification_event (notification_id, event, reported_at)
-            VALUES (\(id), \(event.event.rawValue), \(event.at.timeIntervalSince1970)) ON CONFLICT DO NOTHING
+            WITH target AS (SELECT id, created_at FROM notification WHERE id = \(id)),
+            inserted AS (
+                INSERT INTO notification_event (notification_id, notification_created_at, event, reported_at)
+                SELECT id, created_at, \(event.event.rawValue), \(event.at.timeIntervalSince1970) FROM target
+                ON CONFLICT DO NOTHING)
+            SELECT 1 FROM target
             """)
+        guard !rows.isEmpty else { throw StoreError.notFound("notification") }
     }
 
     public func events(of id: PushNotification.ID) async throws -> [NotificationEvent] {
@@ -52,7 +59,7 @@ extension PostgresStore {
         let columns = Self.notificationColumns.split(separator: ",").map { "n." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }
         let rows = try await read(
             """
-            SELECT n.inbox_seq, \(unescaped: columns.joined(separator: ", ")), a.notification_id AS answer_of, a.action_id, a.answer_text,
+            SELECT \(unescaped: columns.joined(separator: ", ")), n.inbox_seq, a.notification_id AS answer_of, a.action_id, a.answer_text,
                 a.answered_at, EXISTS (SELECT 1 FROM notification_event e WHERE e.notification_id = n.id AND e.event = 'read') AS is_read
             FROM notification n LEFT JOIN notification_answer a ON a.notification_id = n.id
             WHERE n.device_id = \(deviceID) AND n.push_type = 'alert' AND n.inbox_seq > \(after ?? 0)

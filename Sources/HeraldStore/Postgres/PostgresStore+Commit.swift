@@ -10,11 +10,20 @@ extension PostgresStore {
     /// connection) queue there and the quota is exact.
     public func commit(_ batch: WriteBatch) async throws -> [AcceptDecision] {
         let (decisions, deactivated): ([AcceptDecision], [Device.ID])
+        let notifications = batch.accepts.map(\.notification)
+        try await ensurePartitions(for: notifications)
+        let body: @Sendable (PostgresConnection) async throws -> ([AcceptDecision], [Device.ID]) = { [self] connection in
+            let result = try await write(batch, connection)
+            try batch.gate?.pass()  // throws: rolled back; passed: COMMIT follows
+            return result
+        }
         do {
-            (decisions, deactivated) = try await transaction { [self] connection in
-                let result = try await write(batch, connection)
-                try batch.gate?.pass()  // throws: rolled back; passed: COMMIT follows
-                return result
+            do {
+                (decisions, deactivated) = try await transaction(body)
+            } catch let error as PostgresStoreError where error.sqlState == "23514" && !notifications.isEmpty {
+                // No partition for a notification's day: another instance dropped it (PostgresPartitions.swift).
+                try await ensurePartitions(for: notifications, force: true)
+                (decisions, deactivated) = try await transaction(body)
             }
         } catch let error as PostgresStoreError where error.sqlState == "23503" {
             throw StoreError.notFound("device")  // an accept for a device that is gone: nothing of the batch is written

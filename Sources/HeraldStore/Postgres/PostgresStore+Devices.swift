@@ -46,20 +46,12 @@ extension PostgresStore {
 
     public func device(userIDHash: String) async throws -> Device? {
         if let cached = devices.device(userIDHash: userIDHash) { return cached }
-        return try await readDevice("SELECT \(unescaped: Self.deviceColumns) FROM device WHERE user_id_hash = \(userIDHash)")
+        return try await lookUpDevice(.userIDHash(userIDHash))
     }
 
     public func device(id: Device.ID) async throws -> Device? {
         if let cached = devices.device(id: id) { return cached }
-        return try await readDevice("SELECT \(unescaped: Self.deviceColumns) FROM device WHERE id = \(id)")
-    }
-
-    private func readDevice(_ query: PostgresQuery) async throws -> Device? {
-        let generation = devices.generation
-        guard let row = try await read(query).first else { return nil }
-        let device = try Self.device(row)
-        devices.remember(device, readSince: generation)
-        return device
+        return try await lookUpDevice(.id(id))
     }
 
     public func deleteDevice(id: Device.ID) async throws {
@@ -86,12 +78,12 @@ extension PostgresStore {
 
     // MARK: Rows
 
-    private static let deviceColumns = """
+    static let deviceColumns = """
         id, user_id_hash, secret_hash, platform, environment, token, is_active, inactive_reason, daily_limit, created_at,
         updated_at, address_data, push_to_start_token
         """
 
-    private static func device(_ row: PostgresRow) throws -> Device {
+    static func device(_ row: PostgresRow) throws -> Device {
         let row = row.makeRandomAccess()
         return Device(
             id: try row.value("id"), userIDHash: try row.value("user_id_hash"), secretHash: try row.value("secret_hash"),

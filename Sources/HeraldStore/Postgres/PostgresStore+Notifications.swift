@@ -95,16 +95,24 @@ extension PostgresStore {
         provider_message_id, created_at, updated_at, next_attempt_at, expires_at, live_activity_token, content, rendered_by
         """
 
+    /// A notification from a row that begins with ``notificationColumns`` in their order (more columns may follow),
+    /// decoded by position: no lookup of each column's name in every row of the hot path's claims.
     static func notification(_ row: PostgresRow) throws -> PushNotification {
-        let row = row.makeRandomAccess()
+        let columns = try row.decode(
+            (UUID, UUID, String, Int, String?, Data, String?, String, Int, String?, String?, Double, Double, Double, Double, String?, Data?,
+                String?).self)
         return PushNotification(
-            id: try row.value("id"), deviceID: try row.value("device_id"), pushType: try row.enumValue("push_type"),
-            priority: try row.value("priority"), collapseID: try row.value("collapse_id"), payload: try row.value("payload"),
-            quotaDay: try row.value("quota_day"), status: try row.enumValue("status"), attempts: try row.value("attempts"),
-            lastError: try row.value("last_error"), providerMessageID: try row.value("provider_message_id"),
-            createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"),
-            nextAttemptAt: try row.date("next_attempt_at"), expiresAt: try row.date("expires_at"),
-            liveActivityToken: try row.value("live_activity_token"), renderedBy: try row.value("rendered_by"),
-            content: try row.value("content", as: Data?.self).flatMap(NotificationContent.init(stored:)))
+            id: columns.0, deviceID: columns.1, pushType: try enumValue(columns.2, column: "push_type"), priority: columns.3,
+            collapseID: columns.4, payload: columns.5, quotaDay: columns.6, status: try enumValue(columns.7, column: "status"),
+            attempts: columns.8, lastError: columns.9, providerMessageID: columns.10, createdAt: Date(timeIntervalSince1970: columns.11),
+            updatedAt: Date(timeIntervalSince1970: columns.12), nextAttemptAt: Date(timeIntervalSince1970: columns.13),
+            expiresAt: Date(timeIntervalSince1970: columns.14), liveActivityToken: columns.15, renderedBy: columns.17,
+            content: columns.16.flatMap(NotificationContent.init(stored:)))
+    }
+
+    /// A value of an enumeration stored as its raw text.
+    private static func enumValue<Value: RawRepresentable>(_ text: String, column: String) throws -> Value where Value.RawValue == String {
+        guard let value = Value(rawValue: text) else { throw CorruptPostgresRow(detail: "unknown value \(text) in \(column)") }
+        return value
     }
 }

@@ -2,13 +2,14 @@ import Foundation
 import HeraldCore
 import PostgresNIO
 
-/// Bounded storage (issue 39, section 7) on PostgreSQL: deletion in small batches, each one transaction that locks
-/// only the rows it deletes (`FOR UPDATE SKIP LOCKED`), so that instances sweeping together never wait for each
-/// other. Dropping whole partitions instead is issue 40's. `VACUUM` (autovacuum) makes the deleted rows' space
-/// reusable; the tables stop growing under a steady load rather than shrink.
+/// Bounded storage (issue 39, section 7; issue 40, section 4) on PostgreSQL: a day whose notifications are all
+/// finished and past the retention is dropped whole (``dropFinishedPartitions(before:)``: its partitions of
+/// notifications, answers and events; no deleted rows, no vacuum debt). What is left past the retention (finished
+/// notifications of a day that still holds a pending one) is deleted in small batches, each one transaction that locks
+/// only the rows it deletes (`FOR UPDATE SKIP LOCKED`), so that instances sweeping together never wait for each other.
 extension PostgresStore {
     /// Tables whose rows belong to one notification (a `notification_id` column), deleted with it: the one place
-    /// where answers, events and receipts add their table.
+    /// where a table that has no trigger of migration 20's kind adds itself (answers and events have one).
     static let notificationDependents: [String] = []
 
     /// Deletes the notifications `ids` still finished and changed before `cutoff`, with everything that goes with them
@@ -36,13 +37,26 @@ extension PostgresStore {
 
     public func deleteFinishedNotifications(before cutoff: Date, limit: Int) async throws -> Int {
         let seconds = cutoff.timeIntervalSince1970
+        // Whole days first; none dropped because the table was busy: nothing row by row either, until the next pass.
+        guard let dropped = try await dropFinishedPartitions(before: seconds) else { return 0 }
+        guard dropped == 0 else { return dropped }
+        // Then, row by row, what a day's drop would have taken a day ago but for a pending notification of its day. A
+        // notification of a day that is still to be dropped whole stays until then (at most a day past the retention):
+        // deleting it as a row would leave the dead rows and vacuum work that dropping days avoids.
+        return try await deleteFinishedRows(before: seconds - 86_400, limit: limit)
+    }
+
+    /// Deletes up to `limit` notifications finished and unchanged since before `seconds`, in small transactions.
+    private func deleteFinishedRows(before seconds: Double, limit: Int) async throws -> Int {
         let candidates = try await read(
             "SELECT id FROM notification WHERE updated_at < \(seconds) AND status <> 'pending' ORDER BY updated_at LIMIT \(limit)"
         ).map { try $0.decode(UUID.self) }
         guard !candidates.isEmpty else { return 0 }
-        return try await transaction { connection in
+        let deleted = try await transaction { connection in
             try await self.deleteNotifications(ids: candidates, finishedBefore: seconds, on: connection)
         }
+        rowDeletions.count(deleted)
+        return deleted
     }
 
     /// Autovacuum makes deleted rows' space reusable; nothing to give back here.

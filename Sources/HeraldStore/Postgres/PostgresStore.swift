@@ -36,6 +36,12 @@ public final class PostgresStore: HeraldStore {
     private let missedDeadlines: MissedDeadlines
     /// The statements this store sent (each one round trip), `BEGIN` and `COMMIT` included.
     let statements = StatementCount()
+    /// The days whose notification partitions this store made or found (``ensurePartitions(for:force:)``).
+    let partitionDays = Mutex<Set<Int>>([])
+    /// How many notifications retention deleted as rows rather than with their day's partition (tests).
+    let rowDeletions = StatementCount()
+    /// Device lookups that missed the cache, one statement per batch (PostgresDeviceReads.swift).
+    let deviceReads: Batcher<DeviceKey, Device?>
 
     /// Connects to the database a `postgres://` URL names (``PostgresURL``) and brings its schema up to date.
     public convenience init(url: String, callTimeout: Duration? = nil, logger: Logger = Logger(label: "herald.store")) async throws {
@@ -58,6 +64,8 @@ public final class PostgresStore: HeraldStore {
         missedDeadlines = MissedDeadlines(logger: logger)
         writeHealth = StoreWriteHealth(logger: logger, storageFailure: Self.storageFailure)
         presence = PostgresCluster(client: client, devices: devices, logger: logger)
+        let reference = PostgresStoreReference()
+        deviceReads = Batcher(maximumBatch: 256) { keys in await Self.lookUp(keys, in: reference.store) }
         // The pool must be running before the first lease (PostgresNIO warns otherwise): wait until the task starts it.
         let (started, start) = AsyncStream<Void>.makeStream()
         running = Task {
@@ -87,6 +95,7 @@ public final class PostgresStore: HeraldStore {
             await running.value
             throw (error as? StoreError) ?? StoreError.unavailable(Self.describe(error))
         }
+        reference.set(self)
     }
 
     /// The version of the schema (``PostgresMigrations``) the database is at.
