@@ -83,7 +83,7 @@ public enum AcceptDecision: Sendable, Equatable {
     case backlogFull(QuotaCounters)
 }
 
-/// Who may deliver a notification, and until when. A worker claims notifications by writing its lease into the
+/// Who may deliver a notification, and until when. An instance's delivery engine claims notifications by writing its lease into the
 /// store; the store alone decides who delivers what. A lease whose owner died expires and is taken over.
 public struct Lease: Sendable, Equatable {
     /// The instance that holds it (``DeliveryEngine/instanceID``).

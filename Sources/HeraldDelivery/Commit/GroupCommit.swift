@@ -117,7 +117,7 @@ public final class GroupCommit: Sendable {
                 whenQueued = nil
             } catch let error as StoreDeadlineExceeded {
                 // The store did not answer in time (a PostgreSQL call's deadline): tried again, as the outcome
-                // waited for the store before there were deadlines, unless the worker is stopping.
+                // waited for the store before there were deadlines, unless the engine is stopping.
                 guard !Task.isCancelled else { throw error }
                 whenQueued = nil
             }

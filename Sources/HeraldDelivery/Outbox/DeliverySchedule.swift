@@ -5,7 +5,7 @@ import HeraldCore
 /// arrived while delivery was saturated, leases taken over), ordered by when their next attempt is due.
 ///
 /// It holds at most `capacity` entries, always the earliest known; what does not fit stays in the store, and
-/// ``needsRefill`` tells the worker to read the next batch from there when the queue runs low.
+/// ``needsRefill`` tells the scheduler to read the next batch from there when the queue runs low.
 struct DeliverySchedule {
     let capacity: Int
     private var heap: [ScheduledAttempt] = []
@@ -21,7 +21,7 @@ struct DeliverySchedule {
     var isEmpty: Bool { heap.isEmpty }
     /// When the earliest entry is due.
     var nextDue: Date? { heap.first?.dueAt }
-    /// Whether the worker should read more from the store: it may hold more, and fewer than a quarter of the room is used.
+    /// Whether the scheduler should read more from the store: it may hold more, and fewer than a quarter of the room is used.
     var needsRefill: Bool { storeHasMore && heap.count < capacity / 4 }
 
     /// Adds (or moves earlier) one entry; an entry later than everything when the queue is full is left to the store.

@@ -15,7 +15,7 @@ import ServiceLifecycle
 ///
 /// ```swift
 /// let metrics = HeraldMetrics(enabled: configuration.metrics)
-/// let worker = DeliveryEngine(..., metrics: DeliveryMetrics(factory: metrics.factory), logger: logger)
+/// let engine = DeliveryEngine(..., metrics: DeliveryMetrics(factory: metrics.factory), logger: logger)
 /// ```
 struct HeraldMetrics: Sendable {
     /// The registry; `nil` when metrics are off.
@@ -45,7 +45,7 @@ struct MetricsEndpoint: Sendable {
     let registry: PrometheusCollectorRegistry
     let metrics: ServerMetrics
     let store: any DeviceStore & NotificationStore
-    let worker: DeliveryEngine
+    let engine: DeliveryEngine
     let hub: WebSocketHub
     let clock: any WallClock
 
@@ -66,7 +66,7 @@ struct MetricsEndpoint: Sendable {
     func exposition() async -> ByteBuffer {
         let outbox = try? await store.outboxDepth(at: clock.now(), limit: ServerMetrics.outboxCountLimit)
         let devices = try? await store.deviceCount()
-        metrics.update(outbox: outbox, load: worker.load, webSocketConnections: hub.subscriberCount, devices: devices)
+        metrics.update(outbox: outbox, load: engine.load, webSocketConnections: hub.subscriberCount, devices: devices)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(16_384)
         registry.emit(into: &bytes)

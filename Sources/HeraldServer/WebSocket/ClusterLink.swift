@@ -16,21 +16,21 @@ import Synchronization
 final class ClusterLink: Service, Sendable {
     private let cluster: any Cluster
     private let hub: WebSocketHub
-    private let worker: DeliveryEngine
+    private let engine: DeliveryEngine
     private let logger: Logger
     private let isLeaving = Atomic(false)
 
-    init(cluster: any Cluster, hub: WebSocketHub, worker: DeliveryEngine, logger: Logger) {
+    init(cluster: any Cluster, hub: WebSocketHub, engine: DeliveryEngine, logger: Logger) {
         self.cluster = cluster
         self.hub = hub
-        self.worker = worker
+        self.engine = engine
         self.logger = logger
     }
 
     /// A client of this device subscribed here: the other instances hand its notifications to this one from now on.
     func clientSubscribed(_ deviceID: Device.ID) async {
         do {
-            try await cluster.connected(deviceID, on: worker.instanceID)
+            try await cluster.connected(deviceID, on: engine.instanceID)
         } catch {
             logger.warning(
                 "Telling the other instances about a WebSocket client failed; they send its notifications to the provider",
@@ -44,7 +44,7 @@ final class ClusterLink: Service, Sendable {
         guard !isLeaving.load(ordering: .relaxed) else { return }
         Task {
             guard !hub.isConnected(deviceID) else { return }
-            try? await cluster.disconnected(deviceID, on: worker.instanceID)
+            try? await cluster.disconnected(deviceID, on: engine.instanceID)
         }
     }
 
@@ -68,7 +68,7 @@ final class ClusterLink: Service, Sendable {
         }
         isLeaving.store(true, ordering: .relaxed)
         do {
-            try await cluster.leave(worker.instanceID)
+            try await cluster.leave(engine.instanceID)
         } catch {
             logger.warning("Telling the other instances this one stops failed", metadata: ["error": "\(error)"])
         }
@@ -77,12 +77,12 @@ final class ClusterLink: Service, Sendable {
     private func handle(_ message: ClusterMessage) async {
         switch message {
         case .deliverPending(let deviceID, let instance):
-            guard instance == worker.instanceID, hub.isConnected(deviceID) else { return }
-            await worker.deliverPending(of: deviceID)
+            guard instance == engine.instanceID, hub.isConnected(deviceID) else { return }
+            await engine.deliverPending(of: deviceID)
         case .confirmed(let confirmID, let deviceID):
             _ = hub.confirm(confirmID, deviceID: deviceID)
         case .leasesReleased(let instance):
-            if instance != worker.instanceID { worker.refillSoon() }
+            if instance != engine.instanceID { engine.refillSoon() }
         }
     }
 }

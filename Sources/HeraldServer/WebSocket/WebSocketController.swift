@@ -26,7 +26,7 @@ struct WebSocketController: WebSocketMessageHandler {
     let hub: WebSocketHub
     let directory: DeviceDirectory
     let credentials: CredentialGuard
-    let worker: DeliveryEngine
+    let engine: DeliveryEngine
     /// The other instances on the database, when there are (PostgreSQL).
     let link: ClusterLink?
     let sessionConfiguration: WebSocketSessionConfiguration
@@ -180,7 +180,7 @@ struct WebSocketController: WebSocketMessageHandler {
         logger.info("WebSocket client subscribed", metadata: ["device": "\(device.id)", "confirm": "\(supportsConfirm)"])
         // Other instances hand this device's notifications here from now on; what they accepted before is pending.
         await link?.clientSubscribed(device.id)
-        await worker.deliverPending(of: device.id)
+        await engine.deliverPending(of: device.id)
         return .subscribed(Subscription(id: subscribed, deviceID: device.id))
     }
 

@@ -41,7 +41,7 @@ struct APNsTestServer {
 
 extension APNsTestServer {
     /// The push the production double accepted for the notification `id` (its `apns-id`), waiting for the delivery
-    /// worker if it has not arrived yet; `nil` when it never does.
+    /// delivery engine if it has not arrived yet; `nil` when it never does.
     func acceptedPush(id: String?) async -> APNsDouble.RecordedRequest? {
         var found: APNsDouble.RecordedRequest?
         _ = await eventually {
