@@ -11,8 +11,8 @@ extension SQLiteStore {
 
     public func activity(deviceID: Device.ID, slug: String) async throws -> ActivityRecord? {
         try await read { db in
-            try Row.fetchOne(
-                db, sql: "SELECT * FROM activity WHERE device_id = ? AND slug = ?", arguments: [deviceID.databaseString, slug]
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM activity WHERE device_id = ? AND slug = ?"),
+                arguments: [deviceID.databaseString, slug]
             ).map(Self.activity)
         }
     }
@@ -21,16 +21,17 @@ extension SQLiteStore {
         deviceID: Device.ID, _ change: @escaping @Sendable ([ActivityRecord]) throws -> (ActivityWrites, Result)
     ) async throws -> Result {
         try await write { db in
-            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM device WHERE id = ?", arguments: [deviceID.databaseString]) != nil else {
+            guard try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM device WHERE id = ?"),
+                arguments: [deviceID.databaseString]) != nil else {
                 throw StoreError.notFound("device")
             }
             let (writes, result) = try change(try Self.activities(deviceID: deviceID, db))
             for slug in writes.deletions {
-                try db.execute(
-                    sql: "DELETE FROM activity WHERE device_id = ? AND slug = ?", arguments: [deviceID.databaseString, slug])
+                try db.cachedStatement(sql: "DELETE FROM activity WHERE device_id = ? AND slug = ?")
+                    .execute(arguments: [deviceID.databaseString, slug])
             }
             for record in writes.upserts where record.deviceID == deviceID {
-                try db.execute(sql: Self.upsertSQL, arguments: Self.arguments(record))
+                try db.cachedStatement(sql: Self.upsertSQL).execute(arguments: Self.arguments(record))
             }
             return result
         }
@@ -68,24 +69,21 @@ extension SQLiteStore {
     public func claimDueActivities(at now: Date, lease: Lease, limit: Int) async throws -> [ActivityRecord] {
         try await write { db in
             let time = now.timeIntervalSince1970
-            let rows = try Row.fetchAll(
-                db,
-                sql: """
+            let rows = try Row.fetchAll(db.cachedStatement(sql: """
                     SELECT rowid AS row_id, \(Self.columnsWithoutExtras) FROM activity
                     WHERE (push_due_at <= ? OR next_due_at <= ?) AND (lease_owner IS NULL OR lease_expires_at <= ?)
                     ORDER BY min(coalesce(push_due_at, next_due_at), coalesce(next_due_at, push_due_at)), slug LIMIT ?
-                    """, arguments: [time, time, time, limit])
+                    """), arguments: [time, time, time, limit])
             return try rows.compactMap { row -> ActivityRecord? in
                 guard var record = try? Self.activity(row) else {
                     // A row no record can be made of is set aside (never due again), not claimed every pass.
-                    try db.execute(
-                        sql: "UPDATE activity SET push_due_at = NULL, next_due_at = NULL WHERE rowid = ?", arguments: [row["row_id"] as Int64?])
+                    try db.cachedStatement(sql: "UPDATE activity SET push_due_at = NULL, next_due_at = NULL WHERE rowid = ?")
+                        .execute(arguments: [row["row_id"] as Int64?])
                     return nil
                 }
                 record.lease = lease
-                try db.execute(
-                    sql: "UPDATE activity SET lease_owner = ?, lease_expires_at = ? WHERE device_id = ? AND slug = ?",
-                    arguments: [lease.owner, lease.expiresAt.timeIntervalSince1970, record.deviceID.databaseString, record.slug])
+                try db.cachedStatement(sql: "UPDATE activity SET lease_owner = ?, lease_expires_at = ? WHERE device_id = ? AND slug = ?")
+                    .execute(arguments: [lease.owner, lease.expiresAt.timeIntervalSince1970, record.deviceID.databaseString, record.slug])
                 return record
             }
         }
@@ -93,12 +91,10 @@ extension SQLiteStore {
 
     public func nextActivityDue() async throws -> Date? {
         try await read { db in
-            let next = try Double.fetchOne(
-                db,
-                sql: """
+            let next = try Double.fetchOne(db.cachedStatement(sql: """
                     SELECT min(due) FROM (
                         SELECT min(push_due_at) AS due FROM activity UNION ALL SELECT min(next_due_at) AS due FROM activity)
-                    """)
+                    """))
             return next.map(Date.init(timeIntervalSince1970:))
         }
     }
@@ -106,32 +102,36 @@ extension SQLiteStore {
     // MARK: Rows
 
     private static func activities(deviceID: Device.ID, _ db: GRDB.Database) throws -> [ActivityRecord] {
-        try Row.fetchAll(db, sql: "SELECT * FROM activity WHERE device_id = ? ORDER BY slug", arguments: [deviceID.databaseString])
+        try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM activity WHERE device_id = ? ORDER BY slug"),
+            arguments: [deviceID.databaseString])
             .map(activity)
     }
 
     private static func neighbourhood(deviceID: Device.ID, slug: String, _ db: GRDB.Database) throws -> ActivityNeighbourhood {
         let device = deviceID.databaseString
-        guard try Bool.fetchOne(db, sql: "SELECT 1 FROM device WHERE id = ?", arguments: [device]) != nil else {
+        guard try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM device WHERE id = ?"), arguments: [device]) != nil else {
             throw StoreError.notFound("device")
         }
-        let record = try Row.fetchOne(db, sql: "SELECT * FROM activity WHERE device_id = ? AND slug = ?", arguments: [device, slug])
+        let record = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM activity WHERE device_id = ? AND slug = ?"),
+            arguments: [device, slug])
             .map(activity)
         let ongoing = try Row.fetchAll(
-            db, sql: "SELECT \(columnsWithoutExtras) FROM activity WHERE device_id = ? AND state = ? AND slug != ? ORDER BY slug",
+            db.cachedStatement(
+                sql: "SELECT \(columnsWithoutExtras) FROM activity WHERE device_id = ? AND state = ? AND slug != ? ORDER BY slug"),
             arguments: [device, ActivityRecord.ongoingState, slug]
         ).map(activity)
-        let count = try Int.fetchOne(
-            db, sql: "SELECT count(*) FROM activity WHERE device_id = ? AND state != ?", arguments: [device, ActivityRecord.tombstoneState])
+        let count = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM activity WHERE device_id = ? AND state != ?"),
+            arguments: [device, ActivityRecord.tombstoneState])
         return ActivityNeighbourhood(record: record, otherOngoing: ongoing, activityCount: count ?? 0)
     }
 
     private static func apply(_ writes: ActivityWrites, deviceID: Device.ID, _ db: GRDB.Database) throws {
         for slug in writes.deletions {
-            try db.execute(sql: "DELETE FROM activity WHERE device_id = ? AND slug = ?", arguments: [deviceID.databaseString, slug])
+            try db.cachedStatement(sql: "DELETE FROM activity WHERE device_id = ? AND slug = ?")
+                .execute(arguments: [deviceID.databaseString, slug])
         }
         for record in writes.upserts where record.deviceID == deviceID {
-            try db.execute(sql: upsertSQL, arguments: arguments(record))
+            try db.cachedStatement(sql: upsertSQL).execute(arguments: arguments(record))
         }
     }
 

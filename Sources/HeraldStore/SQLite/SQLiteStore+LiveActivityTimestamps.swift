@@ -19,13 +19,13 @@ extension SQLiteStore {
     public func nextLiveActivityTimestamp(token: String, now: Date) async throws -> Int {
         let seconds = LiveActivityTimestamp.seconds(now)
         return try await write { db in
-            let previous = try Int.fetchOne(db, sql: "SELECT last_timestamp FROM live_activity_timestamp WHERE token = ?", arguments: [token])
+            let previous = try Int.fetchOne(db.cachedStatement(sql: "SELECT last_timestamp FROM live_activity_timestamp WHERE token = ?"),
+                arguments: [token])
             let timestamp = LiveActivityTimestamp.next(after: previous, nowSeconds: seconds)
-            try db.execute(
-                sql: "INSERT OR REPLACE INTO live_activity_timestamp (token, last_timestamp) VALUES (?, ?)", arguments: [token, timestamp])
-            try db.execute(
-                sql: "DELETE FROM live_activity_timestamp WHERE last_timestamp < ?",
-                arguments: [seconds.subtractingReportingOverflow(liveActivityTimestampMemory).partialValue])
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO live_activity_timestamp (token, last_timestamp) VALUES (?, ?)")
+                .execute(arguments: [token, timestamp])
+            try db.cachedStatement(sql: "DELETE FROM live_activity_timestamp WHERE last_timestamp < ?")
+                .execute(arguments: [seconds.subtractingReportingOverflow(liveActivityTimestampMemory).partialValue])
             return timestamp
         }
     }
