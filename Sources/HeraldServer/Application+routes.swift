@@ -58,8 +58,10 @@ func buildRouters(_ routes: RouteDependencies) -> (http: Router<HeraldRequestCon
     ).addRoutes(to: api)
     WebPushKeyController(publicKey: routes.registration.webPushPublicKey).addRoutes(to: api)
     let topics = TopicDirectory(store: routes.store, credentials: credentials)  // issue 42: Topics/
-    NotifyController(pipeline: routes.pipeline, directory: directory, credentials: credentials, clock: routes.clock, bodyLimit: routes.bodyLimit, topics: topics)
-        .addRoutes(to: api)
+    NotifyController(
+        pipeline: routes.pipeline, directory: directory, credentials: credentials, clock: routes.clock, bodyLimit: routes.bodyLimit,
+        topics: topics
+    ).addRoutes(to: api)
     TopicController(topics: topics, directory: directory, credentials: credentials, clock: routes.clock, bodyLimit: routes.bodyLimit).addRoutes(to: api)
     let tokens = APITokenManager(store: routes.store, clock: routes.clock)
     NotificationStatusController(
@@ -69,7 +71,8 @@ func buildRouters(_ routes: RouteDependencies) -> (http: Router<HeraldRequestCon
     APITokenController(tokens: tokens, directory: directory, credentials: credentials, bodyLimit: routes.bodyLimit).addRoutes(to: api)
     let authorizer = PushWardAuthorizer(tokens: tokens, credentials: credentials)
     ActionNotificationController(
-        pipeline: routes.pipeline, authorizer: authorizer, activities: routes.store, clock: routes.clock, bodyLimit: routes.bodyLimit, providers: routes.providers,
+        pipeline: routes.pipeline, authorizer: authorizer, activities: routes.store, clock: routes.clock, bodyLimit: routes.bodyLimit,
+        providers: routes.providers,
         receipts: receipts,
         callbackPolicy: callbacks?.policy ?? .knownServicesOnly
     ).addRoutes(to: router)
@@ -114,7 +117,8 @@ func buildRouters(_ routes: RouteDependencies) -> (http: Router<HeraldRequestCon
         ApprovalAnswerController(service: service, directory: directory, credentials: credentials, bodyLimit: routes.bodyLimit).addRoutes(to: api)
     }
     HomeAssistantController(
-        pipeline: routes.pipeline, directory: directory, credentials: credentials, clock: routes.clock, bodyLimit: routes.bodyLimit, providers: routes.providers,
+        pipeline: routes.pipeline, directory: directory, credentials: credentials, clock: routes.clock, bodyLimit: routes.bodyLimit,
+        providers: routes.providers,
         activityTimestamps: routes.store
     ).addRoutes(to: api)
     if let adminToken {  // without HERALD_ADMIN_TOKEN, /admin is not there at all (404)
