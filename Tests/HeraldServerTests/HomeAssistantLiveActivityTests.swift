@@ -55,6 +55,25 @@ struct HomeAssistantLiveActivityTests {
         try await apns.shutdown()
     }
 
+    /// A call that breaks a rule is refused before the store gives its token a timestamp: the next call's push has the
+    /// clock's second, not one after a timestamp the refused call took.
+    @Test func aCallThatBreaksARuleTakesNoTimestampFromTheStore() async throws {
+        let apns = try await APNsTestServer.start()
+        let now = Int(apns.server.clock.now().timeIntervalSince1970)
+        try await apns.server.run { client in
+            let registration = try await client.register()
+            let refused = try await client.post(
+                "/api/push/homeassistant", Self.body(registration.userID, data: #"{"event": "start", "when": 1e300, "when_relative": true}"#))
+            #expect(refused.status == .badRequest)
+            let response = try await client.post("/api/push/homeassistant", Self.body(registration.userID, data: #"{"event": "update"}"#))
+            #expect(response.status == .created)
+            #expect(apns.production.acceptedPushes.count == 1)
+            let push = try #require(apns.production.acceptedPushes.first)
+            #expect(try JSONValue.decode(push.body).objectValue?["aps"]?.objectValue?["timestamp"] == .int(now), "the refused call took none")
+        }
+        try await apns.shutdown()
+    }
+
     @Test func startCarriesAttributesAndEndDismisses() async throws {
         let apns = try await APNsTestServer.start()
         try await apns.server.run { client in
