@@ -44,6 +44,13 @@ public struct QuotaCounters: Sendable, Equatable {
         self.errors = errors
         self.total = total
     }
+
+    /// A notification counted here failed for good (``DeliveryOutcome/releasesQuota``): its place moves from
+    /// `successful` to `errors`, as every store saves it.
+    public mutating func release() {
+        successful = Swift.max(0, successful - 1)
+        errors += 1
+    }
 }
 
 /// The quota a notification is accepted under.

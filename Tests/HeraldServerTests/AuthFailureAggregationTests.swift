@@ -17,7 +17,7 @@ struct AuthFailureAggregationTests {
 
     static func isLockedOut(_ limiter: AuthFailureLimiter, _ client: String) -> Bool {
         do {
-            try limiter.checkAllowed(client, credential: .userID(Secrets.random256BitHex()))
+            try limiter.checkAllowed(client, credential: .userID(UserID.random()))
             return false
         } catch {
             return true
@@ -44,7 +44,7 @@ struct AuthFailureAggregationTests {
         #expect(Self.isLockedOut(limiter, Self.client(site: 1, subnet: 0xffff)))
         #expect(!Self.isLockedOut(limiter, Self.client(site: 2, subnet: 0)))
         // A credential seen to authenticate still passes, as for a /64's lock-out.
-        let known = CredentialFingerprint.userID(Secrets.random256BitHex())
+        let known = CredentialFingerprint.userID(UserID.random())
         limiter.remember(known)
         #expect(throws: Never.self) { try limiter.checkAllowed(Self.client(site: 1, subnet: 7), credential: known) }
         clock.advance(by: AuthFailureLimiter.window)

@@ -194,10 +194,9 @@ public struct SendPipeline: Sendable {
     /// The quota once a notification that failed for good gave its place back (its outcome releases the quota: it
     /// counts as an error, not as a success); unchanged for a notification outside the daily limit.
     static func released(_ quota: QuotaStatus, by notification: PushNotification) -> QuotaStatus {
-        guard notification.quotaDay != nil, quota.counters.successful > 0 else { return quota }
+        guard notification.quotaDay != nil else { return quota }
         var released = quota
-        released.counters.successful -= 1
-        released.counters.errors += 1
+        released.counters.release()
         return released
     }
 

@@ -23,7 +23,7 @@ struct NotifyController<Context: RemoteAddressRequestContext>: Sendable {
         if let given = notify.recipient {
             recipient = given
         } else if let bearer = Credentials.bearer(request) {
-            recipient = try NotifyRequest.Recipient(bearer, field: "user_id")
+            recipient = try NotifyRequest.Recipient(bearer)
         } else {
             throw APIError.invalidField("user_id", "user_id is required (in the body or as Authorization: Bearer).")
         }
@@ -32,7 +32,7 @@ struct NotifyController<Context: RemoteAddressRequestContext>: Sendable {
         case .user(let parsed):
             userID = parsed
         case .topic(let topicID):
-            guard let topics else { throw APIError.invalidField("user_id", "user_id must be 64 hexadecimal characters.") }
+            guard let topics else { throw UserIDRule.refusal }  // without topics, a topic id is no USER_ID
             let topic = try await topics.topic(sender: topicID, field: "user_id", request: request, context: context)
             let targets = try await topics.targets(of: topic)
             let receipt: FanoutReceipt

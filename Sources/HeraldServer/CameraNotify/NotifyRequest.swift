@@ -12,14 +12,9 @@ struct NotifyRequest {
         case user(UserID)
         case topic(String)
 
-        /// `text` read once: a topic id, or a USER_ID; 400 `invalid_field` for `field` otherwise.
-        init(_ text: String, field: String) throws(APIError) {
-            if TopicID.accepts(text) {
-                self = .topic(text)
-            } else {
-                guard let userID = UserID(text) else { throw APIError.invalidField(field, "\(field) must be 64 hexadecimal characters.") }
-                self = .user(userID)
-            }
+        /// `text` read once: a topic id, or a USER_ID; 400 `invalid_field` for `user_id` otherwise.
+        init(_ text: String) throws(APIError) {
+            self = TopicID.accepts(text) ? .topic(text) : .user(try UserIDRule.userID(text))
         }
     }
 
@@ -37,7 +32,7 @@ struct NotifyRequest {
     /// (Home Assistant's `rest_command` renders missing values that way); unknown fields are ignored.
     init(_ json: JSONObject) throws {
         let fields = FieldReader(json)
-        recipient = try fields.optionalString("user_id").map { text throws(APIError) in try Recipient(text, field: "user_id") }
+        recipient = try fields.optionalString("user_id").map { text throws(APIError) in try Recipient(text) }
         title = try fields.requiredString("title")
         body = try fields.requiredString("body")
         notificationID = try fields.optionalString("notification_id").map {

@@ -34,12 +34,14 @@ struct HomeAssistantController<Context: RemoteAddressRequestContext>: Sendable {
             let platform = rendering?.platform ?? device.platform
             let now = clock.now()
             // Checked first with the clock's timestamp: a call that breaks a rule takes nothing from the store. A Live
-            // Activity push is then written again with the token's next timestamp from the store.
-            var draft = try HomeAssistantPayload.draft(
-                for: notify, platform: platform, now: now, activityTimestamp: LiveActivityTimestamp.seconds(now))
+            // Activity push is written again only when the store gives its token another timestamp (a later one).
+            let clockTimestamp = LiveActivityTimestamp.seconds(now)
+            var draft = try HomeAssistantPayload.draft(for: notify, platform: platform, now: now, activityTimestamp: clockTimestamp)
             if draft.liveActivityToken != nil {
-                draft = try HomeAssistantPayload.draft(
-                    for: notify, platform: platform, now: now, activityTimestamp: try await activityTimestamp(notify, now: now))
+                let timestamp = try await activityTimestamp(notify, now: now)
+                if timestamp != clockTimestamp {
+                    draft = try HomeAssistantPayload.draft(for: notify, platform: platform, now: now, activityTimestamp: timestamp)
+                }
             }
             do throws(SendError) {
                 let receipt = try await pipeline.send(draft, to: device)

@@ -58,7 +58,7 @@ struct RegistrationController<Context: RemoteAddressRequestContext>: Sendable {
         }
         // Issued by this process: as good as seen, so a lock-out of the client's address does not refuse them.
         credentials.limiter.remember(.owner(userID: new.userID.text, secret: new.secret))
-        credentials.limiter.remember(.userID(new.userID.text))
+        credentials.limiter.remember(.userID(new.userID))
         return JSONResponse.make(status: .created, body: ["user_id": .string(new.userID.text), "device_secret": .string(new.secret)])
     }
 

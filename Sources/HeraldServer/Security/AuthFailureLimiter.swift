@@ -167,9 +167,8 @@ struct CredentialFingerprint: Hashable, Sendable {
 
     /// The device owner's `user_id`/`device_secret` (Basic, body, WebSocket).
     static func owner(userID: String, secret: String) -> Self { Self("owner", userID.lowercased() + ":" + secret) }
-    /// A USER_ID as a sender's credential (`/api/push/notify`, Home Assistant's `push_token`, Bearer).
-    static func userID(_ userID: String) -> Self { Self("user_id", userID.lowercased()) }
-    /// A USER_ID the dialect already parsed (its text is lowercase).
+    /// A USER_ID as a sender's credential (`/api/push/notify`, Home Assistant's `push_token`, Bearer), as the dialect
+    /// parsed it (its text is lowercase).
     static func userID(_ userID: UserID) -> Self { Self("user_id", userID.text) }
     /// An API token (`hrd_…`).
     static func apiToken(_ token: String) -> Self { Self("api_token", token) }

@@ -5,7 +5,7 @@ import HeraldCore
 ///
 /// ```swift
 /// let userID = try UserIDRule.userID(text)            // 400 invalid_field `user_id` otherwise
-/// guard UserIDRule.accepts(pushToken) else { ... }    // where a refusal has another shape (Home Assistant's 403)
+/// guard let userID = UserID(pushToken) else { ... }   // where a refusal has another shape (Home Assistant's 403)
 /// ```
 public enum UserIDRule {
     /// Whether `value` has the form of a USER_ID.
@@ -21,9 +21,12 @@ public enum UserIDRule {
 
     /// The USER_ID `value` stands for; 400 `invalid_field` for `user_id` when it has not the form of one.
     static func userID(_ value: String) throws(APIError) -> UserID {
-        guard let userID = UserID(value) else { throw APIError.invalidField("user_id", "user_id must be 64 hexadecimal characters.") }
+        guard let userID = UserID(value) else { throw refusal }
         return userID
     }
+
+    /// The 400 for a `user_id` that is not a USER_ID.
+    static var refusal: APIError { APIError.invalidField("user_id", "user_id must be 64 hexadecimal characters.") }
 }
 
 /// The one rule for a sender's value that Herald sends on as an HTTP/2 header value (the APNs collapse id): no control

@@ -154,8 +154,7 @@ public actor InMemoryStore: HeraldStore {
         if outcome.releasesQuota, let day = stored.quotaDay {
             let key = CounterKey(deviceID: stored.deviceID, day: day)
             var current = counters[key] ?? QuotaCounters()
-            current.successful = max(0, current.successful - 1)
-            current.errors += 1
+            current.release()
             counters[key] = current
         }
         if let token = outcome.deadToken {

@@ -19,25 +19,45 @@ struct PostgresColumn<Element: PostgresArrayEncodable>: PostgresThrowingDynamicT
     var psqlType: PostgresDataType { Element.psqlArrayType }
     var psqlFormat: PostgresFormat { .binary }
 
-    /// PostgreSQL's binary array format (`array_recv`): dimensions, a has-NULLs flag, the element type, the length and
-    /// lower bound of the one dimension, then each element as its length (-1 for NULL) and its bytes.
+    /// PostgreSQL's binary array format (``PostgresArrayFormat``), each element encoded as its type encodes it.
     func encode<JSONEncoder: PostgresJSONEncoder>(into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>) throws {
-        buffer.writeInteger(values.isEmpty ? 0 : 1, as: Int32.self)
-        buffer.writeInteger(values.contains { $0 == nil } ? 1 : 0, as: Int32.self)
-        buffer.writeInteger(Element.psqlType.rawValue)
-        guard !values.isEmpty else { return }
-        buffer.writeInteger(Int32(values.count))
-        buffer.writeInteger(1, as: Int32.self)
+        try PostgresArrayFormat.writeHeader(
+            count: values.count, hasNulls: values.contains { $0 == nil }, elementType: Element.psqlType, into: &buffer)
         for value in values {
             if let value {
                 let lengthIndex = buffer.writerIndex
                 buffer.writeInteger(0, as: Int32.self)
                 try value.encode(into: &buffer, context: context)
-                buffer.setInteger(Int32(buffer.writerIndex - lengthIndex - 4), at: lengthIndex)
+                buffer.setInteger(try PostgresArrayFormat.length(buffer.writerIndex - lengthIndex - 4), at: lengthIndex)
             } else {
                 buffer.writeInteger(-1, as: Int32.self)
             }
         }
+    }
+}
+
+/// PostgreSQL's binary array format (`array_recv`) for one dimension: the number of dimensions, a has-NULLs flag, the
+/// element type, the length and lower bound of the dimension, then each element as its length (-1 for NULL) and its
+/// bytes. Lengths are 32-bit: a longer array or element is an error, never a trap.
+enum PostgresArrayFormat {
+    struct TooLong: Error, CustomStringConvertible {
+        var count: Int
+        var description: String { "an array or element of \(count) (more than PostgreSQL's 32-bit length)" }
+    }
+
+    static func writeHeader(count: Int, hasNulls: Bool, elementType: PostgresDataType, into buffer: inout ByteBuffer) throws {
+        let length = try length(count)
+        buffer.writeInteger(count == 0 ? 0 : 1, as: Int32.self)
+        buffer.writeInteger(hasNulls ? 1 : 0, as: Int32.self)
+        buffer.writeInteger(elementType.rawValue)
+        guard count > 0 else { return }
+        buffer.writeInteger(length)
+        buffer.writeInteger(1, as: Int32.self)
+    }
+
+    static func length(_ count: Int) throws -> Int32 {
+        guard let length = Int32(exactly: count) else { throw TooLong(count: count) }
+        return length
     }
 }
 
@@ -49,17 +69,13 @@ struct PostgresBytesColumn: PostgresThrowingDynamicTypeEncodable {
     var psqlType: PostgresDataType { .byteaArray }
     var psqlFormat: PostgresFormat { .binary }
 
-    /// ``PostgresColumn``'s format, with each element's bytes as they are.
+    /// ``PostgresArrayFormat``, with each element's bytes as they are.
     func encode<JSONEncoder: PostgresJSONEncoder>(into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>) throws {
-        buffer.writeInteger(values.isEmpty ? 0 : 1, as: Int32.self)
-        buffer.writeInteger(values.contains { $0 == nil } ? 1 : 0, as: Int32.self)
-        buffer.writeInteger(PostgresDataType.bytea.rawValue)
-        guard !values.isEmpty else { return }
-        buffer.writeInteger(Int32(values.count))
-        buffer.writeInteger(1, as: Int32.self)
+        try PostgresArrayFormat.writeHeader(
+            count: values.count, hasNulls: values.contains { $0 == nil }, elementType: .bytea, into: &buffer)
         for value in values {
             if let value {
-                buffer.writeInteger(Int32(value.count))
+                buffer.writeInteger(try PostgresArrayFormat.length(value.count))
                 buffer.writeBytes(value)
             } else {
                 buffer.writeInteger(-1, as: Int32.self)
