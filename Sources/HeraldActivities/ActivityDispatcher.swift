@@ -224,13 +224,14 @@ public final class ActivityDispatcher: Service, Sendable {
         }
     }
 
-    /// Changes one activity in a transaction of its own (none when `change` leaves it as it was); a tombstone whose
-    /// end went out (or that needs none) is deleted. `nil` when the row is gone.
+    /// Changes one activity, reading only its own row (``ActivityStore/changeActivityRecord(deviceID:slug:_:)``), and
+    /// writes it (nothing when `change` leaves it as it was); a tombstone whose end went out (or that needs none) is
+    /// deleted. `nil` when the row is gone.
     func changeHeld<Result: Sendable>(
         _ deviceID: Device.ID, _ slug: String, _ change: @escaping @Sendable (inout ActivityRecord) throws -> Result
     ) async throws -> Result? {
-        try await store.changeActivity(deviceID: deviceID, slug: slug) { neighbourhood in
-            guard let read = neighbourhood.record else { return (ActivityWrites(), nil) }
+        try await store.changeActivityRecord(deviceID: deviceID, slug: slug) { read in
+            guard let read else { return (ActivityWrites(), nil) }
             var record = read
             let result = try change(&record)
             if record == read, !(record.isTombstone && !record.hasUnpushedChange && record.lease == nil) { return (ActivityWrites(), result) }

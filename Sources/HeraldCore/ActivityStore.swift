@@ -148,6 +148,14 @@ public protocol ActivityStore: Sendable {
     func changeActivity<Result: Sendable>(
         deviceID: Device.ID, slug: String, _ change: @escaping @Sendable (ActivityNeighbourhood) throws -> (ActivityWrites, Result)
     ) async throws -> Result
+    /// Changes one activity reading only its own row (the dispatcher's pushes, which neither evict nor count): as
+    /// ``changeActivity(deviceID:slug:_:)``, with `change` given the record (`nil` when there is none; a store may
+    /// also answer `nil` for a device that is gone, where ``changeActivity(deviceID:slug:_:)`` throws) and only that
+    /// activity written (an upsert of it, or its slug deleted). A store may read less for it; the default reads the
+    /// neighbourhood.
+    func changeActivityRecord<Result: Sendable>(
+        deviceID: Device.ID, slug: String, _ change: @escaping @Sendable (ActivityRecord?) throws -> (ActivityWrites, Result)
+    ) async throws -> Result
     /// Claims up to `limit` activities whose push or server-managed behaviour is due at `now` (``ActivityRecord/pushDueAt``
     /// or ``ActivityRecord/nextDueAt`` not after it) and that nobody holds (or whose lease expired): writes `lease`
     /// into them and returns them (without their extras), earliest due first. Two instances never claim the same
@@ -161,6 +169,14 @@ public protocol ActivityStore: Sendable {
     /// concurrent calls for one token get two timestamps). A token whose last timestamp is more than
     /// ``liveActivityTimestampMemory`` seconds before `now` may be forgotten (it can no longer clash).
     func nextLiveActivityTimestamp(token: String, now: Date) async throws -> Int
+}
+
+extension ActivityStore {
+    public func changeActivityRecord<Result: Sendable>(
+        deviceID: Device.ID, slug: String, _ change: @escaping @Sendable (ActivityRecord?) throws -> (ActivityWrites, Result)
+    ) async throws -> Result {
+        try await changeActivity(deviceID: deviceID, slug: slug) { neighbourhood in try change(neighbourhood.record) }
+    }
 }
 
 /// How long a store keeps a Home Assistant activity token's last timestamp once it is in the past (seconds).

@@ -61,7 +61,8 @@ struct ActivityCrashRecoveryTests {
         let reported = try await clusterRequest(
             .PUT, base + "/api/push/activities/ci/token", body: #"{"token": "\#(updateToken)"}"#, headers: [basicAuthorization(owner)])
         #expect(reported.status == 204)
-        #expect(await eventually { activityPushes().count == 2 })
+        let updated = await eventually { activityPushes().count == 2 }
+        #expect(updated, "no update after the token; the restarted instance's log:\n\(updated ? "" : second.log)")
         try await Task.sleep(for: .seconds(1))
         let pushes = activityPushes()
         #expect(pushes.count == 2)

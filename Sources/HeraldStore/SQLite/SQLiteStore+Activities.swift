@@ -10,11 +10,7 @@ extension SQLiteStore {
     }
 
     public func activity(deviceID: Device.ID, slug: String) async throws -> ActivityRecord? {
-        try await read { db in
-            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM activity WHERE device_id = ? AND slug = ?"),
-                arguments: [deviceID.databaseString, slug]
-            ).map(Self.activity)
-        }
+        try await activityReads.submit(ActivityRead(deviceID: deviceID, slug: slug, reach: .record)).record
     }
 
     public func changeActivities<Result: Sendable>(
@@ -26,39 +22,44 @@ extension SQLiteStore {
                 throw StoreError.notFound("device")
             }
             let (writes, result) = try change(try Self.activities(deviceID: deviceID, db))
-            for slug in writes.deletions {
-                try db.cachedStatement(sql: "DELETE FROM activity WHERE device_id = ? AND slug = ?")
-                    .execute(arguments: [deviceID.databaseString, slug])
-            }
-            for record in writes.upserts where record.deviceID == deviceID {
-                try db.cachedStatement(sql: Self.upsertSQL).execute(arguments: Self.arguments(record))
-            }
+            try Self.apply(writes, deviceID: deviceID, db)
             return result
         }
     }
 
-    /// Optimistic, so that decoding and encoding never hold the single writer: the neighbourhood is read in a read
-    /// transaction and `change` runs outside any transaction; the write transaction reads the neighbourhood again (rows,
-    /// no JSON decoded) and writes only if it is unchanged. After a few lost races the change runs inside the writer,
-    /// so a busy device still makes progress.
+    /// Optimistic, so that decoding and encoding never hold the single writer: the neighbourhood is read (a batch of
+    /// reads on the writer's connection) and `change` runs outside any transaction; the write (a batch of writes in one
+    /// transaction, ``ActivityWrite``) reads the neighbourhood again (rows, no JSON decoded) and writes only if it is
+    /// unchanged. After a few lost races the change runs inside the writer, so a busy device still makes progress.
     public func changeActivity<Result: Sendable>(
         deviceID: Device.ID, slug: String, _ change: @escaping @Sendable (ActivityNeighbourhood) throws -> (ActivityWrites, Result)
     ) async throws -> Result {
+        try await self.change(ActivityRead(deviceID: deviceID, slug: slug, reach: .neighbourhood), change)
+    }
+
+    /// Reads and compares only the activity's own row (no device check, no other ongoing activities, no count).
+    public func changeActivityRecord<Result: Sendable>(
+        deviceID: Device.ID, slug: String, _ change: @escaping @Sendable (ActivityRecord?) throws -> (ActivityWrites, Result)
+    ) async throws -> Result {
+        try await self.change(ActivityRead(deviceID: deviceID, slug: slug, reach: .record)) { neighbourhood in
+            let (writes, result) = try change(neighbourhood.record)
+            return (ActivityWrites(upserts: writes.upserts.filter { $0.slug == slug }, deletions: writes.deletions.filter { $0 == slug }), result)
+        }
+    }
+
+    private func change<Result: Sendable>(
+        _ read: ActivityRead, _ change: @escaping @Sendable (ActivityNeighbourhood) throws -> (ActivityWrites, Result)
+    ) async throws -> Result {
         for _ in 0..<Self.optimisticChangeAttempts {
-            let seen = try await read { db in try Self.neighbourhood(deviceID: deviceID, slug: slug, db) }
+            let seen = try await activityReads.submit(read)
             let (writes, result) = try change(seen)
             // Nothing to write (a decision that changes nothing): no write transaction.
             if writes.upserts.isEmpty, writes.deletions.isEmpty { return result }
-            let written = try await write { db -> Bool in
-                guard try Self.neighbourhood(deviceID: deviceID, slug: slug, db) == seen else { return false }
-                try Self.apply(writes, deviceID: deviceID, db)
-                return true
-            }
-            if written { return result }
+            if try await activityWrites.submit(ActivityWrite(read: read, seen: seen, writes: writes)) { return result }
         }
         return try await write { db in
-            let (writes, result) = try change(try Self.neighbourhood(deviceID: deviceID, slug: slug, db))
-            try Self.apply(writes, deviceID: deviceID, db)
+            let (writes, result) = try change(try Self.neighbourhood(read, db))
+            try Self.apply(writes, deviceID: read.deviceID, db)
             return result
         }
     }
@@ -75,7 +76,7 @@ extension SQLiteStore {
                     ORDER BY min(coalesce(push_due_at, next_due_at), coalesce(next_due_at, push_due_at)), slug LIMIT ?
                     """), arguments: [time, time, time, limit])
             return try rows.compactMap { row -> ActivityRecord? in
-                guard var record = try? Self.activity(row) else {
+                guard var record = try? Self.activity(row, from: 1) else {
                     // A row no record can be made of is set aside (never due again), not claimed every pass.
                     try db.cachedStatement(sql: "UPDATE activity SET push_due_at = NULL, next_due_at = NULL WHERE rowid = ?")
                         .execute(arguments: [row["row_id"] as Int64?])
@@ -102,48 +103,24 @@ extension SQLiteStore {
     // MARK: Rows
 
     private static func activities(deviceID: Device.ID, _ db: GRDB.Database) throws -> [ActivityRecord] {
-        try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM activity WHERE device_id = ? ORDER BY slug"),
+        try Row.fetchAll(db.cachedStatement(sql: "SELECT \(activityColumns) FROM activity WHERE device_id = ? ORDER BY slug"),
             arguments: [deviceID.databaseString])
-            .map(activity)
+            .map { try activity($0) }
     }
 
-    private static func neighbourhood(deviceID: Device.ID, slug: String, _ db: GRDB.Database) throws -> ActivityNeighbourhood {
-        let device = deviceID.databaseString
-        guard try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM device WHERE id = ?"), arguments: [device]) != nil else {
-            throw StoreError.notFound("device")
-        }
-        let record = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM activity WHERE device_id = ? AND slug = ?"),
-            arguments: [device, slug])
-            .map(activity)
-        let ongoing = try Row.fetchAll(
-            db.cachedStatement(
-                sql: "SELECT \(columnsWithoutExtras) FROM activity WHERE device_id = ? AND state = ? AND slug != ? ORDER BY slug"),
-            arguments: [device, ActivityRecord.ongoingState, slug]
-        ).map(activity)
-        let count = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM activity WHERE device_id = ? AND state != ?"),
-            arguments: [device, ActivityRecord.tombstoneState])
-        return ActivityNeighbourhood(record: record, otherOngoing: ongoing, activityCount: count ?? 0)
-    }
-
-    private static func apply(_ writes: ActivityWrites, deviceID: Device.ID, _ db: GRDB.Database) throws {
-        for slug in writes.deletions {
-            try db.cachedStatement(sql: "DELETE FROM activity WHERE device_id = ? AND slug = ?")
-                .execute(arguments: [deviceID.databaseString, slug])
-        }
-        for record in writes.upserts where record.deviceID == deviceID {
-            try db.cachedStatement(sql: upsertSQL).execute(arguments: arguments(record))
-        }
-    }
-
-    /// Every column but `extras` (eviction candidates and claims read no extras).
-    private static let columnsWithoutExtras = """
+    /// Every column but `extras` (eviction candidates and claims read no extras), in the order ``activity(_:from:)``
+    /// decodes them.
+    static let columnsWithoutExtras = """
         device_id, slug, state, priority, created_at, updated_at, document, next_due_at, version, pushed_version,
         pending_push, push_due_at, pushed_state, pushed_timestamp, in_flight_notification, update_token, lease_owner,
         lease_expires_at, pushed_event
         """
 
+    /// Every column, `extras` last.
+    static let activityColumns = columnsWithoutExtras + ", extras"
+
     /// An upsert that writes `extras` only when the record read them (the last argument).
-    private static let upsertSQL = """
+    static let upsertSQL = """
         INSERT INTO activity (\(columnsWithoutExtras), extras)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT (device_id, slug) DO UPDATE SET
@@ -157,7 +134,7 @@ extension SQLiteStore {
             extras = CASE WHEN ? THEN excluded.extras ELSE activity.extras END
         """
 
-    private static func arguments(_ record: ActivityRecord) -> StatementArguments {
+    static func arguments(_ record: ActivityRecord) -> StatementArguments {
         [
             record.deviceID.databaseString, record.slug, record.state, record.priority, record.createdAt.timeIntervalSince1970,
             record.updatedAt.timeIntervalSince1970, record.document, record.nextDueAt?.timeIntervalSince1970, record.version,
@@ -166,35 +143,4 @@ extension SQLiteStore {
             record.lease?.expiresAt.timeIntervalSince1970, record.pushedEvent?.rawValue, record.extras, record.extrasRead,
         ]
     }
-
-    /// A row as a record; whatever a column holds (a type SQLite let in, a NULL), a bad value is an error, never a
-    /// trap (GRDB's subscripts trap on a value they cannot convert; its `decode` throws).
-    private static func activity(_ row: Row) throws -> ActivityRecord {
-        func date(_ column: String) throws -> Date? {
-            try row.decode(Double?.self, forColumn: column).map(Date.init(timeIntervalSince1970:))
-        }
-        guard let deviceID = UUID(uuidString: try row.decode(String.self, forColumn: "device_id")) else {
-            throw CorruptActivityRow(detail: "bad device id")
-        }
-        let inFlight = try row.decode(String?.self, forColumn: "in_flight_notification")
-        let leaseOwner = try row.decode(String?.self, forColumn: "lease_owner")
-        let leaseExpiry = try date("lease_expires_at")
-        return ActivityRecord(
-            deviceID: deviceID, slug: try row.decode(forColumn: "slug"), state: try row.decode(forColumn: "state"),
-            priority: try row.decode(forColumn: "priority"), createdAt: try date("created_at") ?? .distantPast,
-            updatedAt: try date("updated_at") ?? .distantPast, document: try row.decode(forColumn: "document"),
-            extras: try row.decode(Data?.self, forColumn: "extras"), extrasRead: row.hasColumn("extras"),
-            nextDueAt: try date("next_due_at"), version: try row.decode(forColumn: "version"),
-            pushedVersion: try row.decode(forColumn: "pushed_version"), pendingPush: try row.decode(forColumn: "pending_push"),
-            pushDueAt: try date("push_due_at"), pushedState: try row.decode(forColumn: "pushed_state"),
-            pushedTimestamp: try row.decode(forColumn: "pushed_timestamp"),
-            pushedEvent: try row.decode(String?.self, forColumn: "pushed_event").flatMap(LiveActivityMessage.Event.init(rawValue:)),
-            inFlightNotification: inFlight.flatMap(UUID.init(uuidString:)),
-            updateToken: try row.decode(forColumn: "update_token"),
-            lease: leaseOwner.map { Lease(owner: $0, expiresAt: leaseExpiry ?? .distantPast) })
-    }
-}
-
-private struct CorruptActivityRow: Error {
-    var detail: String
 }

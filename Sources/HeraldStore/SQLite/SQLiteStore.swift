@@ -25,9 +25,12 @@ public final class SQLiteStore: HeraldStore {
     /// unmaps the file first, so each lookup faulted its pages in again; the writer's own commits never invalidate its
     /// cache (docs/performance.md, scenario 5: "Device lookups on the writer's connection").
     let deviceReads: Batcher<DeviceKey, Device?>
+    /// Activity reads and writes, in batches on the writer's connection (``activityReadBatches(_:)``).
+    let activityReads: Batcher<ActivityRead, ActivityNeighbourhood>
+    let activityWrites: Batcher<ActivityWrite, Bool>
     let checkpointer: WALCheckpointer
     let writeHealth: StoreWriteHealth
-    let writeTransactions = Atomic(0)
+    let writeTransactions: WriteCount
     let scheduleReads = Atomic(0)
 
     /// The log size (pages) from which it is checkpointed: 10,000 (about 40 MB), ten times SQLite's default
@@ -41,7 +44,10 @@ public final class SQLiteStore: HeraldStore {
         path: String, maximumBytes: Int? = nil, checkpointPages: Int = SQLiteStore.defaultCheckpointPages,
         logger: Logger = Logger(label: "herald.store")
     ) throws {
-        writeHealth = StoreWriteHealth(logger: logger, storageFailure: Self.diskFailure)
+        let writeHealth = StoreWriteHealth(logger: logger, storageFailure: Self.diskFailure)
+        let writeTransactions = WriteCount()
+        self.writeHealth = writeHealth
+        self.writeTransactions = writeTransactions
         let checkpointer = WALCheckpointer(threshold: checkpointPages, logger: logger)
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
@@ -72,6 +78,10 @@ public final class SQLiteStore: HeraldStore {
         Self.useIncrementalVacuum(database, logger: logger)
         try checkpointer.open(path: path)
         self.checkpointer = checkpointer
+        activityReads = Self.activityReadBatches(database)
+        activityWrites = Self.activityWriteBatches { [database, writeHealth, writeTransactions] body in
+            try await Self.write(database, health: writeHealth, counting: writeTransactions, body)
+        }
         deviceReads = Batcher(maximumBatch: 256) { [database] keys in
             do {
                 // Each statement is its own read; no transaction, so nothing waits on a commit of this batch.
@@ -84,7 +94,7 @@ public final class SQLiteStore: HeraldStore {
     }
 
     /// Write transactions committed by this instance (tests check that the group commit batches).
-    public var committedWriteTransactions: Int { writeTransactions.load(ordering: .relaxed) }
+    public var committedWriteTransactions: Int { writeTransactions.value.load(ordering: .relaxed) }
     /// Reads of the outbox schedule (``scheduledAttempts(at:limit:)``) by this instance.
     public var scheduleReadCount: Int { scheduleReads.load(ordering: .relaxed) }
 
@@ -96,15 +106,26 @@ public final class SQLiteStore: HeraldStore {
     /// A write transaction, counted; a failure of the disk is remembered and logged (``StoreWriteHealth``) until the
     /// readiness probe writes again.
     func write<T: Sendable>(_ body: @Sendable @escaping (GRDB.Database) throws -> T) async throws -> T {
+        try await Self.write(database, health: writeHealth, counting: writeTransactions, body)
+    }
+
+    private static func write<T: Sendable>(
+        _ database: DatabasePool, health: StoreWriteHealth, counting count: WriteCount, _ body: @Sendable @escaping (GRDB.Database) throws -> T
+    ) async throws -> T {
         let result: T
         do {
             result = try await database.write(body)
         } catch {
-            writeHealth.failed(error)
+            health.failed(error)
             throw error
         }
-        writeTransactions.add(1, ordering: .relaxed)
+        count.value.add(1, ordering: .relaxed)
         return result
+    }
+
+    /// Write transactions committed (a class, so that the activity write batches can count theirs too).
+    final class WriteCount: Sendable {
+        let value = Atomic(0)
     }
 
     /// The description of `error` when the disk, not the request, is at fault (full, read-only, I/O errors).

@@ -1,0 +1,132 @@
+import Foundation
+import GRDB
+import HeraldCore
+
+/// What a change of one activity reads: its neighbourhood (``ActivityNeighbourhood``: the row, the device's other
+/// ongoing activities and the count), or its own row only (the dispatcher's pushes).
+struct ActivityRead: Sendable, Equatable {
+    enum Reach: Sendable, Equatable {
+        case record
+        case neighbourhood
+    }
+
+    var deviceID: Device.ID
+    var slug: String
+    var reach: Reach
+}
+
+/// The write of an optimistic change: `writes`, made only if what `read` reads is still `seen`.
+struct ActivityWrite: Sendable {
+    var read: ActivityRead
+    var seen: ActivityNeighbourhood
+    var writes: ActivityWrites
+}
+
+/// Activity reads and writes of concurrent changes (requests and the dispatcher) come in batches, on the writer's
+/// connection: the reads of a batch in one visit to the writer without a transaction, the writes of a batch in one
+/// transaction (one commit, one fsync), each write in a savepoint of its own so that one that fails leaves the others.
+/// A reader connection would find the file changed at every read under load and drop its page cache (as the device
+/// lookups found, docs/performance.md "Device lookups on the writer's connection"), and a change's three visits to
+/// the writer (read, write, and the dispatcher's two more) each cost a thread switch and a commit of their own
+/// (docs/performance.md, "Issue 38: activity changes in batches").
+extension SQLiteStore {
+    static func activityReadBatches(_ database: DatabasePool) -> Batcher<ActivityRead, ActivityNeighbourhood> {
+        Batcher(maximumBatch: 256) { reads in
+            do {
+                return try await database.writeWithoutTransaction { db in
+                    reads.map { read in Result { try neighbourhood(read, db) } }
+                }
+            } catch {
+                return reads.map { _ in .failure(error) }
+            }
+        }
+    }
+
+    /// The batches of writes, committed through `commit` (``SQLiteStore/write(_:)``'s rules: counted, the disk's
+    /// failures remembered).
+    static func activityWriteBatches(
+        commit: @escaping @Sendable (@escaping @Sendable (GRDB.Database) throws -> [Result<Bool, any Error>]) async throws -> [Result<Bool, any Error>]
+    ) -> Batcher<ActivityWrite, Bool> {
+        Batcher(maximumBatch: 128) { batch in
+            do {
+                return try await commit { db in batch.map { write in Result { try written(write, db) } } }
+            } catch {
+                return batch.map { _ in .failure(error) }
+            }
+        }
+    }
+
+    /// Writes one optimistic change in a savepoint if its neighbourhood is unchanged; whether it did.
+    private static func written(_ write: ActivityWrite, _ db: GRDB.Database) throws -> Bool {
+        var written = false
+        try db.inSavepoint {
+            guard try neighbourhood(write.read, db) == write.seen else { return .commit }
+            try apply(write.writes, deviceID: write.read.deviceID, db)
+            written = true
+            return .commit
+        }
+        return written
+    }
+
+    /// The activity's row and, for ``ActivityRead/Reach/neighbourhood``, the device's other ongoing activities and
+    /// its count; a missing device is an error then (the row alone is `nil` for it).
+    static func neighbourhood(_ read: ActivityRead, _ db: GRDB.Database) throws -> ActivityNeighbourhood {
+        let device = read.deviceID.databaseString
+        let record = try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT \(activityColumns) FROM activity WHERE device_id = ? AND slug = ?"), arguments: [device, read.slug]
+        ).map { try activity($0) }
+        guard read.reach == .neighbourhood else { return ActivityNeighbourhood(record: record, activityCount: 0) }
+        // A row of the device means the device is there (its rows go with it).
+        if record == nil, try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM device WHERE id = ?"), arguments: [device]) == nil {
+            throw StoreError.notFound("device")
+        }
+        let ongoing = try Row.fetchAll(
+            db.cachedStatement(
+                sql: "SELECT \(columnsWithoutExtras) FROM activity WHERE device_id = ? AND state = ? AND slug != ? ORDER BY slug"),
+            arguments: [device, ActivityRecord.ongoingState, read.slug]
+        ).map { try activity($0) }
+        let count = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM activity WHERE device_id = ? AND state != ?"),
+            arguments: [device, ActivityRecord.tombstoneState])
+        return ActivityNeighbourhood(record: record, otherOngoing: ongoing, activityCount: count ?? 0)
+    }
+
+    static func apply(_ writes: ActivityWrites, deviceID: Device.ID, _ db: GRDB.Database) throws {
+        for slug in writes.deletions {
+            try db.cachedStatement(sql: "DELETE FROM activity WHERE device_id = ? AND slug = ?")
+                .execute(arguments: [deviceID.databaseString, slug])
+        }
+        for record in writes.upserts where record.deviceID == deviceID {
+            try db.cachedStatement(sql: upsertSQL).execute(arguments: arguments(record))
+        }
+    }
+
+    /// A row of ``activityColumns`` (or ``columnsWithoutExtras``) starting at column `offset`, decoded by position, as a
+    /// record; whatever a column holds (a type SQLite let in, a NULL), a bad value is an error, never a trap (GRDB's
+    /// subscripts trap on a value they cannot convert, and on an index past the row; its `decode` throws).
+    static func activity(_ row: Row, from offset: Int = 0) throws -> ActivityRecord {
+        guard offset >= 0, row.count >= offset + 19 else { throw CorruptActivityRow(detail: "\(row.count) columns") }
+        func value<Value: DatabaseValueConvertible & StatementColumnConvertible>(_ index: Int) throws -> Value {
+            try row.decode(Value.self, atIndex: offset + index)
+        }
+        func date(_ index: Int) throws -> Date? {
+            try (value(index) as Double?).map(Date.init(timeIntervalSince1970:))
+        }
+        guard let deviceID = UUID(uuidString: try value(0) as String) else { throw CorruptActivityRow(detail: "bad device id") }
+        let inFlight: String? = try value(14)
+        let leaseOwner: String? = try value(16)
+        let leaseExpiry = try date(17)
+        let hasExtras = row.count > offset + 19
+        return ActivityRecord(
+            deviceID: deviceID, slug: try value(1), state: try value(2), priority: try value(3),
+            createdAt: try date(4) ?? .distantPast, updatedAt: try date(5) ?? .distantPast, document: try value(6),
+            extras: hasExtras ? try value(19) as Data? : nil, extrasRead: hasExtras, nextDueAt: try date(7), version: try value(8),
+            pushedVersion: try value(9), pendingPush: try value(10), pushDueAt: try date(11), pushedState: try value(12),
+            pushedTimestamp: try value(13), pushedEvent: (try value(18) as String?).flatMap(LiveActivityMessage.Event.init(rawValue:)),
+            inFlightNotification: inFlight.flatMap(UUID.init(uuidString:)), updateToken: try value(15),
+            lease: leaseOwner.map { Lease(owner: $0, expiresAt: leaseExpiry ?? .distantPast) })
+    }
+}
+
+private struct CorruptActivityRow: Error {
+    var detail: String
+}
