@@ -49,27 +49,23 @@ public struct ActivityService: Sendable {
     /// Applies a client's change to the activity `slug` of `device`. `mayCreate`: whether the caller may create an
     /// activity (PATCH `?upsert=true` for a missing slug needs `activity:manage`, else 403 `activity.upsert_forbidden`).
     ///
-    /// Only the activity and the device's other ongoing ones (the eviction candidates) are read and decoded; the count
-    /// against the 50 comes from the store's columns (``ActivityNeighbourhood``).
+    /// A change of an activity that exists reads and compares its row alone (``ActivityStore/changeActivityRecord``):
+    /// only a creation (the count against the 50) and a start (the eviction candidates) need more, and a decision that
+    /// asks for either is made again on the neighbourhood: the activity, the device's other ongoing ones (decoded
+    /// only then) and the count from the store's columns (``ActivityNeighbourhood``).
     public func change(_ change: ActivityChange, slug: String, of device: Device, mayCreate: Bool = true) async throws(ActivityProblem)
         -> ActivityOutcome
     {
-        let now = clock.now()
-        let rules = rules
-        let canPushToStart = device.pushToStartToken != nil
+        let decision = ActivityDecision(
+            rules: rules, change: change, slug: slug, deviceID: device.id, mayCreate: mayCreate, canPushToStart: device.pushToStartToken != nil,
+            now: clock.now())
         let outcome: ActivityOutcome = try await storeCall {
-            try await store.changeActivity(deviceID: device.id, slug: slug) { neighbourhood in
-                let existingRecord = neighbourhood.record
-                let existing = existingRecord.flatMap { $0.isTombstone ? nil : try? $0.decodedActivity() }
-                if existing == nil, !mayCreate, case .patch(_, _, upsert: true) = change { throw ActivityProblem.upsertForbidden }
-                let others = neighbourhood.otherOngoing
-                let facts = ActivityDeviceFacts(
-                    readingOngoing: { others.compactMap { try? $0.decodedActivity() } }, activityCount: neighbourhood.activityCount,
-                    canPushToStart: canPushToStart)
-                let outcome = try ActivityService.apply(rules, change, to: existing, facts: facts, now: now)
-                let writes = try Self.writes(
-                    for: outcome, slug: slug, existing: existingRecord, others: neighbourhood.otherOngoing, deviceID: device.id, now: now)
-                return (writes, outcome)
+            do {
+                return try await store.changeActivityRecord(deviceID: device.id, slug: slug) { record in try decision.onRecord(record) }
+            } catch is ActivityDecision.NeedsNeighbourhood {
+                return try await store.changeActivity(deviceID: device.id, slug: slug) { neighbourhood in
+                    try decision.onNeighbourhood(neighbourhood)
+                }
             }
         }
         if outcome.push != nil || !outcome.evictions.isEmpty {
@@ -78,13 +74,6 @@ public struct ActivityService: Sendable {
         }
         if ApprovalRules.isSettled(outcome.activity) { settled(ActivityKey(deviceID: device.id, slug: slug)) }
         return outcome
-    }
-
-    /// The rules' typed error, through the store's untyped closure.
-    private static func apply(
-        _ rules: ActivityRules, _ change: ActivityChange, to existing: Activity?, facts: ActivityDeviceFacts, now: Date
-    ) throws -> ActivityOutcome {
-        try rules.apply(change, to: existing, device: facts, now: now)
     }
 
     /// What an outcome writes: the activity (or its tombstone, or its deletion) and each evicted activity (one of
