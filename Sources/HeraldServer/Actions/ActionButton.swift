@@ -1,9 +1,11 @@
 import Foundation
 import HeraldCore
 
-/// One button of a `POST /notifications` notification, validated and normalised (defaults filled in), as the app
-/// receives it in the payload's top-level `actions` array (documented in docs/payloads.md).
-struct NotificationAction: Equatable {
+/// One button of a `POST /notifications` notification (PushWard's `NotificationAction`), validated and normalised
+/// (defaults filled in); ntfy's buttons are held to the same rules (``NtfyAction``). The draft carries it as HeraldCore's
+/// typed ``NotificationAction`` (``action``), which the app receives in the payload's top-level `actions` array with
+/// every flag and the method (documented in docs/payloads.md).
+struct ActionButton: Equatable {
     static let maximumCount = 10
     static let maximumIDLength = 64
     static let maximumTitleLength = 64
@@ -12,7 +14,7 @@ struct NotificationAction: Equatable {
     /// The limit of `headers` (names plus values, UTF-8 bytes) and of `body` (UTF-8 bytes).
     static let maximumHeadersBytes = 1024
     static let maximumBodyBytes = 1024
-    static let methods = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"]
+    static let methods = NotificationAction.Method.allCases.map(\.rawValue)
     static let forbiddenSchemes: Set<String> = ["javascript", "data", "file"]
 
     var id: String
@@ -113,22 +115,12 @@ struct NotificationAction: Equatable {
         }
     }
 
-    /// The action as the app receives it: every flag and the method always present, the rest when given.
-    var json: JSONValue {
-        var object: JSONObject = [
-            "id": .string(id), "title": .string(title), "method": .string(method), "foreground": .bool(foreground),
-            "destructive": .bool(destructive), "authentication_required": .bool(authenticationRequired),
-        ]
-        if let icon { object["icon"] = .string(icon) }
-        if let url { object["url"] = .string(url) }
-        if !headers.isEmpty { object["headers"] = .object(headers.mapValues { .string($0) }) }
-        if let body { object["body"] = .string(body) }
-        if textInput {
-            object["text_input"] = true
-            object["text_input_placeholder"] = textInputPlaceholder.map(JSONValue.string)
-            object["text_input_button_title"] = textInputButtonTitle.map(JSONValue.string)
-        }
-        return .object(object)
+    /// The typed action the draft carries: every flag and the method always present, the rest when given.
+    var action: NotificationAction {
+        NotificationAction(
+            id: id, title: title, icon: icon, url: url, method: NotificationAction.Method(rawValue: method) ?? .get, headers: headers,
+            body: body, foreground: foreground, destructive: destructive, authenticationRequired: authenticationRequired,
+            textInput: textInput ? NotificationAction.TextInput(placeholder: textInputPlaceholder, buttonTitle: textInputButtonTitle) : nil)
     }
 
     // MARK: Rules
