@@ -21,7 +21,7 @@ extension NotificationDraft {
             let content = json["content"]?.objectValue
         else { return nil }
         self.init(
-            pushType: pushType, priority: NotificationPriority(stored: priority), collapseID: json["collapse_id"]?.stringValue, content: NotificationContent(json: content),
-            isExemptFromQuota: json["exempt"] == .bool(true))
+            pushType: pushType, priority: NotificationPriority(stored: priority), collapseID: json["collapse_id"]?.stringValue,
+            content: NotificationContent(json: content), isExemptFromQuota: json["exempt"] == .bool(true))
     }
 }

@@ -4,11 +4,15 @@ import Foundation
 ///
 /// Each dialect maps its own words to it, each provider renders its own field from it:
 ///
-/// | Level | APNs `apns-priority` | FCM `android.priority` | Dialects that set it |
-/// |---|---|---|---|
-/// | ``high`` | `10`: at once | `HIGH` | every alert (the default) |
-/// | ``normal`` | `5`: when the device's power allows (background pushes must use it) | `NORMAL` | a passive alert (ntfy 1–2, Gotify 0–3, Bark, the webhook presets), a background push, a silent Live Activity update |
-/// | ``low`` | `1`: only when the device is awake anyway | `NORMAL` | Home Assistant's `apns-priority: 1` |
+/// | Level | APNs `apns-priority` | FCM `android.priority` |
+/// |---|---|---|
+/// | ``high`` | `10`: at once | `HIGH` |
+/// | ``normal`` | `5`: when the device's power allows (background pushes must use it) | `NORMAL` |
+/// | ``low`` | `1`: only when the device is awake anyway | `NORMAL` |
+///
+/// Every alert is ``high`` but a passive one (ntfy 1–2, Gotify 0–3, Bark's and the webhook presets' passive level:
+/// ``alert(at:)``), which is ``normal``, as are a background push and a silent Live Activity update; Home Assistant's
+/// `data.apns_headers.apns-priority` names any of the three.
 ///
 /// FCM's renderer sends a passive notification at ``normal`` and every other at `HIGH`; Web Push's `Urgency` follows the
 /// content's level (``NotificationContent/Level``), which says more than the priority (docs/payloads.md).
