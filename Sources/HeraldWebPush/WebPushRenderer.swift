@@ -24,6 +24,8 @@ public struct WebPushRenderer: PayloadRenderer {
 
     public init() {}
 
+    /// The priority passes through: the push service's `Urgency` follows the content's level, which says more
+    /// (``WebPushRequestHeaders/urgency(_:)``).
     public func renderContent(_ content: NotificationContent, priority: NotificationPriority, collapseID: String?) -> RenderedPayload {
         var payload: JSONObject = ["title": .string(content.title ?? ""), "body": .string(content.body ?? "")]
         payload["image"] = content.imageURL.map(JSONValue.string)
