@@ -75,7 +75,7 @@ struct APNsExchange: ProviderExchange {
         headers.add(name: "authorization", value: "bearer \(providerToken.jwt)", indexing: .nonIndexable)
         headers.add(name: "apns-push-type", value: notification.pushType.rawValue)
         headers.add(name: "apns-topic", value: APNsProvider.topic(topic, for: notification.pushType))
-        headers.add(name: "apns-priority", value: String(notification.priority))
+        headers.add(name: "apns-priority", value: APNsRenderer.priorityHeader(notification.priority))
         let expiration = max(0, Int(notification.expiresAt.timeIntervalSince1970.rounded(.down)))
         headers.add(name: "apns-expiration", value: String(expiration), indexing: .nonIndexable)
         if let collapseID = notification.collapseID {

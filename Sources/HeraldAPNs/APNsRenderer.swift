@@ -18,12 +18,21 @@ public struct APNsRenderer: PayloadRenderer {
     /// default sound.
     static let criticalSound: JSONValue = ["critical": 1, "name": "default", "volume": 1.0]
 
+    /// `apns-priority` for a priority: `10`, `5` or `1`.
+    public static func priorityHeader(_ priority: NotificationPriority) -> String {
+        switch priority {
+        case .high: "10"
+        case .normal: "5"
+        case .low: "1"
+        }
+    }
+
     public let name = Platform.apns.rawValue
     public let sizeLimit = Self.limit
 
     public init() {}
 
-    public func renderContent(_ content: NotificationContent, priority: Int, collapseID: String?) -> RenderedPayload {
+    public func renderContent(_ content: NotificationContent, priority: NotificationPriority, collapseID: String?) -> RenderedPayload {
         var alert: JSONObject = [:]
         alert["title"] = content.title.map(JSONValue.string)
         alert["subtitle"] = content.subtitle.map(JSONValue.string)
@@ -44,7 +53,7 @@ public struct APNsRenderer: PayloadRenderer {
         if hasActions || content.hasMedia || content.encrypted != nil { aps["mutable-content"] = 1 }
 
         var payload = content.data
-        if hasActions { payload["actions"] = .array(content.actions.map(JSONValue.object)) }
+        if hasActions { payload["actions"] = .array(content.actions.map { .object($0.json) }) }
         payload[Self.encryptedKey] = content.encrypted.map { .string($0.text) }
         payload["aps"] = .object(aps)
         return RenderedPayload(payload: payload, bodyPath: Self.bodyPath, priority: priority)

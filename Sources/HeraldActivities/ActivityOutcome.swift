@@ -88,8 +88,8 @@ public struct ActivityPush: Sendable, Equatable, Codable {
         self.isAlerting = isAlerting
     }
 
-    /// `apns-priority`: 10 for start, end and alerting updates; 5 for a silent update.
-    public var apnsPriority: Int { event == .update && !isAlerting ? 5 : 10 }
+    /// `apns-priority`: high (10) for start, end and alerting updates; normal (5) for a silent update.
+    public var apnsPriority: NotificationPriority { event == .update && !isAlerting ? .normal : .high }
 }
 
 /// An activity evicted to `preempted` to make room, with the end push that takes it off the phone.

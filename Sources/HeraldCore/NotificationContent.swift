@@ -55,8 +55,8 @@ public struct NotificationContent: Sendable, Equatable {
     public var imageURL: String?
     /// The app's notification extension fetches media for it (an image, a camera snapshot): APNs `mutable-content`.
     public var hasMedia: Bool
-    /// Action buttons, each as the dialect describes it to the app (`id`, `title`, `url`, …).
-    public var actions: [JSONObject]
+    /// Action buttons, as the dialect validated them (``NotificationAction``).
+    public var actions: [NotificationAction]
     /// What a tap opens, when it is a URL.
     public var tapURL: String?
     /// The dialect's own keys, as the app receives them (APNs: top-level keys; FCM: `data`, as strings).
@@ -74,7 +74,7 @@ public struct NotificationContent: Sendable, Equatable {
 
     public init(
         title: String? = nil, subtitle: String? = nil, body: String? = nil, sound: Sound? = .default, level: Level? = nil,
-        thread: String? = nil, imageURL: String? = nil, hasMedia: Bool = false, actions: [JSONObject] = [],
+        thread: String? = nil, imageURL: String? = nil, hasMedia: Bool = false, actions: [NotificationAction] = [],
         tapURL: String? = nil, data: JSONObject = [:], providerPayloads: [String: ProviderPayload] = [:],
         encrypted: E2EEnvelope? = nil, criticalVolume: Double? = nil, meta: JSONObject = [:]
     ) {
@@ -115,7 +115,7 @@ extension NotificationContent {
         json["thread"] = thread.map(JSONValue.string)
         json["image_url"] = imageURL.map(JSONValue.string)
         if hasMedia { json["has_media"] = true }
-        if !actions.isEmpty { json["actions"] = .array(actions.map(JSONValue.object)) }
+        if !actions.isEmpty { json["actions"] = .array(actions.map { .object($0.json) }) }
         json["tap_url"] = tapURL.map(JSONValue.string)
         if !data.isEmpty { json["data"] = .object(data) }
         json["encrypted"] = encrypted.map { .string($0.text) }
@@ -149,8 +149,9 @@ extension NotificationContent {
                 if case .array(let keys)? = entry["body_path"] { keys.compactMap(\.stringValue) } else { nil }
             raw[name] = ProviderPayload(payload: payload, bodyPath: path)
         }
-        let actions: [JSONObject] =
-            if case .array(let elements)? = json["actions"] { elements.compactMap(\.objectValue) } else { [] }
+        // Actions stored before they were typed are the same objects (``NotificationAction/init(json:)``).
+        let actions: [NotificationAction] =
+            if case .array(let elements)? = json["actions"] { elements.compactMap { $0.objectValue.flatMap(NotificationAction.init(json:)) } } else { [] }
         self.init(
             title: json["title"]?.stringValue, subtitle: json["subtitle"]?.stringValue, body: json["body"]?.stringValue,
             sound: sound, level: json["level"]?.stringValue.flatMap(Level.init(rawValue:)),

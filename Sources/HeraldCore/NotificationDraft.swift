@@ -4,9 +4,9 @@ import Foundation
 /// for the device's provider, fitted, counted and stored.
 public struct NotificationDraft: Sendable, Equatable {
     public var pushType: PushType
-    /// APNs priority: 10 immediate, 5 power-aware (background pushes must use 5). A renderer may lower it for its
-    /// provider (FCM: a passive notification is sent at normal priority).
-    public var priority: Int
+    /// How urgently to deliver it (background pushes must use ``NotificationPriority/normal``). A renderer may lower
+    /// it for its provider (FCM: a passive notification is sent at normal priority).
+    public var priority: NotificationPriority
     /// `apns-collapse-id`, at most 64 bytes.
     public var collapseID: String?
     /// What the notification says, for every provider.
@@ -19,7 +19,7 @@ public struct NotificationDraft: Sendable, Equatable {
     public var liveActivityToken: String?
 
     public init(
-        pushType: PushType = .alert, priority: Int = 10, collapseID: String? = nil, content: NotificationContent,
+        pushType: PushType = .alert, priority: NotificationPriority = .high, collapseID: String? = nil, content: NotificationContent,
         isExemptFromQuota: Bool = false, expiresAt: Date? = nil, liveActivityToken: String? = nil
     ) {
         self.pushType = pushType

@@ -7,9 +7,9 @@ public struct RenderedPayload: Sendable, Equatable {
     /// Where the body sits that may be shortened to fit the limit; `nil` when nothing may be shortened.
     public var bodyPath: [String]?
     /// The priority the provider sends it with (the draft's, or lower where the provider says so).
-    public var priority: Int
+    public var priority: NotificationPriority
 
-    public init(payload: JSONObject, bodyPath: [String]?, priority: Int) {
+    public init(payload: JSONObject, bodyPath: [String]?, priority: NotificationPriority) {
         self.payload = payload
         self.bodyPath = bodyPath
         self.priority = priority
@@ -21,7 +21,7 @@ public struct FittedPayload: Sendable, Equatable {
     public var data: Data
     /// The body was shortened to fit.
     public var truncated: Bool
-    public var priority: Int
+    public var priority: NotificationPriority
     /// The renderer that made it (``PayloadRenderer/name``).
     public var renderedBy: String
 }
@@ -36,13 +36,13 @@ public protocol PayloadRenderer: Sendable {
     /// The payload for `content`'s provider-neutral fields, sent with `priority` unless the provider lowers it;
     /// `collapseID` is the notification's (APNs sends it as a header, FCM in the message). Called through
     /// ``render(_:priority:collapseID:)``, which sends a raw part the dialect gave for this provider instead.
-    func renderContent(_ content: NotificationContent, priority: Int, collapseID: String?) -> RenderedPayload
+    func renderContent(_ content: NotificationContent, priority: NotificationPriority, collapseID: String?) -> RenderedPayload
 }
 
 extension PayloadRenderer {
     /// The payload for `content`: the raw part the dialect gave for this provider
     /// (``NotificationContent/providerPayloads``), sent as it is, or else ``renderContent(_:priority:collapseID:)``.
-    public func render(_ content: NotificationContent, priority: Int, collapseID: String?) -> RenderedPayload {
+    public func render(_ content: NotificationContent, priority: NotificationPriority, collapseID: String?) -> RenderedPayload {
         if let raw = content.providerPayloads[name] {
             return RenderedPayload(payload: raw.payload, bodyPath: raw.bodyPath, priority: priority)
         }
@@ -51,7 +51,7 @@ extension PayloadRenderer {
 
     /// Renders `content` and shortens its body until it fits ``sizeLimit``.
     /// - Throws: ``PayloadFitter/TooLarge`` when it cannot fit; an encoding error for a value JSON cannot hold.
-    public func fitted(_ content: NotificationContent, priority: Int, collapseID: String?) throws -> FittedPayload {
+    public func fitted(_ content: NotificationContent, priority: NotificationPriority, collapseID: String?) throws -> FittedPayload {
         let rendered = render(content, priority: priority, collapseID: collapseID)
         let (data, truncated) = try PayloadFitter.fit(rendered.payload, limit: sizeLimit, bodyPath: rendered.bodyPath)
         return FittedPayload(data: data, truncated: truncated, priority: rendered.priority, renderedBy: name)

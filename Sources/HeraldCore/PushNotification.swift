@@ -37,8 +37,8 @@ public struct PushNotification: Sendable, Equatable, Identifiable {
     public var id: UUID
     public var deviceID: Device.ID
     public var pushType: PushType
-    /// APNs priority: 10 immediate, 5 power-aware.
-    public var priority: Int
+    /// How urgently to deliver it; the store keeps its APNs number (``NotificationPriority/apnsValue``).
+    public var priority: NotificationPriority
     /// `apns-collapse-id`: a later notification with the same id replaces this one on the device.
     public var collapseID: String?
     /// The JSON payload (an object with `aps`, or an FCM message).
@@ -65,7 +65,7 @@ public struct PushNotification: Sendable, Equatable, Identifiable {
     public var liveActivityToken: String?
 
     public init(
-        id: UUID = .random(), deviceID: Device.ID, pushType: PushType, priority: Int, collapseID: String?, payload: Data,
+        id: UUID = .random(), deviceID: Device.ID, pushType: PushType, priority: NotificationPriority, collapseID: String?, payload: Data,
         quotaDay: String?, status: DeliveryStatus = .pending, attempts: Int = 0, lastError: String? = nil,
         providerMessageID: String? = nil, createdAt: Date, updatedAt: Date? = nil, nextAttemptAt: Date? = nil,
         expiresAt: Date, liveActivityToken: String? = nil, renderedBy: String? = nil, content: NotificationContent? = nil

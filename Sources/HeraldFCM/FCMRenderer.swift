@@ -22,12 +22,22 @@ public struct FCMRenderer: PayloadRenderer {
 
     public init() {}
 
-    /// `level` decides the delivery priority: `passive` is `NORMAL` (and priority 5), every other level `HIGH`.
-    public func renderContent(_ content: NotificationContent, priority: Int, collapseID: String?) -> RenderedPayload {
+    /// `android.priority` for a priority: `HIGH` for ``NotificationPriority/high``, `NORMAL` for the others (FCM has two).
+    public static func androidPriority(_ priority: NotificationPriority) -> String {
+        switch priority {
+        case .high: "HIGH"
+        case .normal, .low: "NORMAL"
+        }
+    }
+
+    /// `level` decides the delivery priority (``NotificationPriority/alert(at:)``): `passive` is `NORMAL` (and the
+    /// notification is kept at normal priority), every other level `HIGH`: Android shows a notification at once only
+    /// from a high-priority message, whatever the draft's priority.
+    public func renderContent(_ content: NotificationContent, priority: NotificationPriority, collapseID: String?) -> RenderedPayload {
         let isPassive = content.level == .passive
         var data = FCMData.strings(content.data)
         data["level"] = content.level.map { .string($0.rawValue) }
-        var android: JSONObject = ["priority": isPassive ? "NORMAL" : "HIGH"]
+        var android: JSONObject = ["priority": .string(Self.androidPriority(.alert(at: content.level)))]
         android["collapse_key"] = collapseID.map(JSONValue.string)
         var message: JSONObject = [:]
         let bodyPath: [String]
@@ -36,7 +46,7 @@ public struct FCMRenderer: PayloadRenderer {
             data["title"] = content.title.map(JSONValue.string)
             data["body"] = content.body.map(JSONValue.string)
             if !content.actions.isEmpty {
-                data["actions"] = .string(FCMData.string(.array(content.actions.map(JSONValue.object))))
+                data["actions"] = .string(FCMData.string(.array(content.actions.map { .object($0.json) })))
             }
             bodyPath = ["data", "body"]
         } else {
@@ -59,7 +69,7 @@ public struct FCMRenderer: PayloadRenderer {
         }
         if !data.isEmpty { message["data"] = .object(data) }
         message["android"] = .object(android)
-        return RenderedPayload(payload: message, bodyPath: bodyPath, priority: isPassive ? 5 : priority)
+        return RenderedPayload(payload: message, bodyPath: bodyPath, priority: isPassive ? .normal : priority)
     }
 }
 

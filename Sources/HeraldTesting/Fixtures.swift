@@ -28,7 +28,7 @@ public enum Fixtures {
     ) -> PushNotification {
         let payload = try! JSONValue.object(["aps": ["alert": ["title": .string(title), "body": "World"]]]).encoded()
         return PushNotification(
-            deviceID: device.id, pushType: .alert, priority: 10, collapseID: nil, payload: payload,
+            deviceID: device.id, pushType: .alert, priority: .high, collapseID: nil, payload: payload,
             quotaDay: quotaDay ?? UTCDay(containing: date).description, createdAt: date, nextAttemptAt: nextAttemptAt,
             expiresAt: date.addingTimeInterval(ttl))
     }

@@ -24,14 +24,16 @@ public struct WebPushRenderer: PayloadRenderer {
 
     public init() {}
 
-    public func renderContent(_ content: NotificationContent, priority: Int, collapseID: String?) -> RenderedPayload {
+    /// The priority passes through: the push service's `Urgency` follows the content's level, which says more
+    /// (``WebPushRequestHeaders/urgency(_:)``).
+    public func renderContent(_ content: NotificationContent, priority: NotificationPriority, collapseID: String?) -> RenderedPayload {
         var payload: JSONObject = ["title": .string(content.title ?? ""), "body": .string(content.body ?? "")]
         payload["image"] = content.imageURL.map(JSONValue.string)
         payload["url"] = content.tapURL.map(JSONValue.string)
         payload["tag"] = collapseID.map(JSONValue.string)
         payload["level"] = content.level.map { .string($0.rawValue) }
         if content.sound == nil { payload["silent"] = true }
-        if !content.actions.isEmpty { payload["actions"] = .array(content.actions.map(JSONValue.object)) }
+        if !content.actions.isEmpty { payload["actions"] = .array(content.actions.map { .object($0.json) }) }
         if !content.data.isEmpty { payload["data"] = .object(content.data) }
         payload["encrypted"] = content.encrypted.map { .string($0.text) }
         return RenderedPayload(payload: payload, bodyPath: ["body"], priority: priority)

@@ -120,7 +120,7 @@ final class ActivityServiceHarness: Sendable {
 struct RawAPNsRenderer: PayloadRenderer {
     let name = "apns"
     let sizeLimit = 4_096
-    func renderContent(_ content: NotificationContent, priority: Int, collapseID: String?) -> RenderedPayload {
+    func renderContent(_ content: NotificationContent, priority: NotificationPriority, collapseID: String?) -> RenderedPayload {
         RenderedPayload(payload: [:], bodyPath: nil, priority: priority)
     }
 }

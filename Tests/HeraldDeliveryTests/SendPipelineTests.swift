@@ -14,7 +14,7 @@ struct SendPipelineTests {
     struct DataRenderer: PayloadRenderer {
         let name = "data"
         let sizeLimit = 4_096
-        func renderContent(_ content: NotificationContent, priority: Int, collapseID: String?) -> RenderedPayload {
+        func renderContent(_ content: NotificationContent, priority: NotificationPriority, collapseID: String?) -> RenderedPayload {
             RenderedPayload(payload: content.data, bodyPath: nil, priority: priority)
         }
     }

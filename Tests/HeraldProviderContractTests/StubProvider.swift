@@ -198,7 +198,7 @@ struct StubContractAdapter: ContractAdapter {
 struct StubRenderer: PayloadRenderer {
     let name = "stub"
     let sizeLimit = 256
-    func renderContent(_ content: NotificationContent, priority: Int, collapseID: String?) -> RenderedPayload {
+    func renderContent(_ content: NotificationContent, priority: NotificationPriority, collapseID: String?) -> RenderedPayload {
         RenderedPayload(
             payload: ["text": .string([content.title, content.body].compactMap(\.self).joined(separator: ": "))], bodyPath: ["text"],
             priority: priority)

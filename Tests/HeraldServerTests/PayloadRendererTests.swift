@@ -11,7 +11,7 @@ import Testing
 struct PayloadRendererTests {
     static let full = NotificationContent(
         title: "Door", subtitle: "Front", body: "Opened", sound: .critical, level: .timeSensitive, thread: "doors",
-        imageURL: "https://example.com/a.jpg", hasMedia: true, actions: [["id": "ok", "title": "OK"]],
+        imageURL: "https://example.com/a.jpg", hasMedia: true, actions: [NotificationAction(id: "ok", title: "OK")],
         tapURL: "https://example.com/door", data: ["source": "doors", "count": 2])
 
     @Test func apnsPutsTheContentInAPSAndTheDialectsKeysAtTheTop() throws {
@@ -108,7 +108,7 @@ struct PayloadRendererTests {
         struct PlainTextRenderer: PayloadRenderer {
             let name = "plain"
             let sizeLimit = 64
-            func renderContent(_ content: NotificationContent, priority: Int, collapseID: String?) -> RenderedPayload {
+            func renderContent(_ content: NotificationContent, priority: NotificationPriority, collapseID: String?) -> RenderedPayload {
                 RenderedPayload(
                     payload: ["text": .string([content.title, content.body].compactMap(\.self).joined(separator: ": "))],
                     bodyPath: ["text"], priority: priority)

@@ -19,7 +19,7 @@ struct NotificationContentStoreTests {
         rendered.renderedBy = "apns"
         rendered.content = NotificationContent(
             title: "Door", body: "Opened", sound: .named("bell.caf"), level: .critical, thread: "doors", hasMedia: true,
-            actions: [["id": "ok", "title": "OK"]], data: ["snapshot": ["type": "live"]],
+            actions: [NotificationAction(id: "ok", title: "OK")], data: ["snapshot": ["type": "live"]],
             providerPayloads: ["fcm": .init(payload: ["data": ["message": "Opened"]], bodyPath: ["data", "message"])])
         let bare = Fixtures.notification(for: device, at: Self.start.addingTimeInterval(1))
         let quota = QuotaRequest(day: UTCDay(containing: Self.start).description, maximum: nil)

@@ -45,7 +45,7 @@ struct PostgresPartitionTests {
                     """
                     INSERT INTO notification (id, device_id, push_type, priority, collapse_id, payload, quota_day, status, attempts,
                         last_error, created_at, updated_at, next_attempt_at, expires_at, content)
-                    VALUES (\(notification.id), \(notification.deviceID), \(notification.pushType.rawValue), \(notification.priority),
+                    VALUES (\(notification.id), \(notification.deviceID), \(notification.pushType.rawValue), \(notification.priority.apnsValue),
                         \(notification.collapseID), \(notification.payload), \(notification.quotaDay), \(notification.status.rawValue),
                         \(notification.attempts), \(notification.lastError), \(notification.createdAt.timeIntervalSince1970),
                         \(notification.updatedAt.timeIntervalSince1970), \(notification.nextAttemptAt.timeIntervalSince1970),

@@ -8,7 +8,7 @@ struct WebPushRendererTests {
     @Test func theServiceWorkerGetsTitleBodyImageTapTargetTagActionsAndTheDialectsData() {
         let content = NotificationContent(
             title: "Door", body: "Opened", level: .timeSensitive, imageURL: "https://example.com/a.jpg", hasMedia: true,
-            actions: [["id": "open", "title": "Open", "url": "https://example.com/door"]], tapURL: "https://example.com/door",
+            actions: [NotificationAction(id: "open", title: "Open", url: "https://example.com/door")], tapURL: "https://example.com/door",
             data: ["source": "doors"])
         let rendered = WebPushRenderer().render(content, priority: 10, collapseID: "door")
         #expect(
@@ -37,7 +37,15 @@ struct WebPushRendererTests {
             "headers": ["Authorization": "Bearer HA", "Content-Type": "application/json"], "body": #"{"entity_id":"cover.blinds"}"#,
             "foreground": false, "destructive": false, "authentication_required": false,
         ]
-        let content = NotificationContent(title: "Blinds", body: "Open them?", actions: [action, ["id": "view", "title": "View", "foreground": true]])
+        let content = NotificationContent(
+            title: "Blinds", body: "Open them?",
+            actions: [
+                NotificationAction(
+                    id: "open-blinds", title: "Open", url: "https://ha.local/api/services/cover/open_cover", method: .post,
+                    headers: ["Authorization": "Bearer HA", "Content-Type": "application/json"], body: #"{"entity_id":"cover.blinds"}"#,
+                    foreground: false, destructive: false, authenticationRequired: false),
+                NotificationAction(id: "view", title: "View", foreground: true),
+            ])
         let payload = WebPushRenderer().render(content, priority: 10, collapseID: nil).payload
         #expect(payload["actions"] == .array([.object(action), ["id": "view", "title": "View", "foreground": true]]))
     }

@@ -215,7 +215,7 @@ public struct SendPipeline: Sendable {
         let body =
             "This device has received its \(quota.maximum) notifications for today. Further notifications are refused until \(quota.resetsAt.iso8601WithMilliseconds)."
         let content = QuotaAnnouncement.content(title: title, body: body, maximum: quota.maximum, resetsAt: quota.resetsAt)
-        guard let fitted = try? renderers.renderer(for: device.platform).fitted(content, priority: 10, collapseID: "herald-rate-limit") else { return }
+        guard let fitted = try? renderers.renderer(for: device.platform).fitted(content, priority: .high, collapseID: "herald-rate-limit") else { return }
         let notification = PushNotification(
             id: .timeOrdered(at: now), deviceID: device.id, pushType: .alert, priority: fitted.priority,
             collapseID: "herald-rate-limit", payload: fitted.data, quotaDay: nil,

@@ -34,7 +34,7 @@ enum ActionNotificationAnswer {
         body["metadata"] = members.metadata.map { .object($0.mapValues(JSONValue.string)) }
         body["activity_slug"] = members.activitySlug.map(JSONValue.string)
         if !members.tags.isEmpty { body["tags"] = .array(members.tags.map(JSONValue.string)) }
-        if !request.actions.isEmpty { body["actions"] = .array(request.actions.map(\.json)) }
+        if !request.actions.isEmpty { body["actions"] = .array(request.actions.map { .object($0.action.json) }) }
         if request.level == .critical, let volume = members.volume { body["volume"] = .double(volume) }
         if let ack {  // repeats until acknowledged (Receipts/): the receipt's id and the collapse id of every push
             body["receipt"] = .string(ack.id.lowercasedText)

@@ -127,10 +127,10 @@ extension ActionNotificationRequest {
             return tags
         }
 
-        /// An action URL (``NotificationAction/validURL(_:field:)``) with one of `schemes`.
+        /// An action URL (``ActionButton/validURL(_:field:)``) with one of `schemes`.
         private static func webURL(_ raw: String, field: String, schemes: Set<String>) throws -> String {
-            let url = try NotificationAction.validURL(raw, field: field)
-            guard let scheme = NotificationAction.scheme(of: url), schemes.contains(scheme) else {
+            let url = try ActionButton.validURL(raw, field: field)
+            guard let scheme = ActionButton.scheme(of: url), schemes.contains(scheme) else {
                 let names = schemes.sorted().map { "\($0)://" }.joined(separator: " or ")
                 throw APIError.invalidField(field, "\(field) must be an \(names) URL.")
             }

@@ -23,7 +23,7 @@ struct ActionNotificationRequest {
     var imageURL: String?
     var url: String?
     var notificationID: String?
-    var actions: [NotificationAction]
+    var actions: [ActionButton]
     /// A `pw1` end-to-end envelope (docs/e2e.md); `title` and `body` are then the placeholder.
     var encrypted: E2EEnvelope?
     /// PushWard's members (ActionNotificationRequest+PushWard.swift).
@@ -57,7 +57,7 @@ struct ActionNotificationRequest {
         level = try fields.optionalChoice("level", from: Level.allCases.map(\.rawValue)).flatMap(Level.init(rawValue:)) ?? .active
 
         imageURL = try fields.optionalString("image_url").map(Self.validImageURL)
-        url = try fields.optionalString("url").map { try NotificationAction.validURL($0, field: "url") }
+        url = try fields.optionalString("url").map { try ActionButton.validURL($0, field: "url") }
 
         notificationID = try fields.optionalString("notification_id").map {
             try CollapseIDRule.validated($0, field: "notification_id")
@@ -93,27 +93,27 @@ struct ActionNotificationRequest {
     var isAnswerable: Bool { actions.contains(where: \.isAnswer) }
 
     private static func validImageURL(_ raw: String) throws -> String {
-        let url = try NotificationAction.validURL(raw, field: "image_url")
-        guard ["http", "https"].contains(NotificationAction.scheme(of: url)) else {
+        let url = try ActionButton.validURL(raw, field: "image_url")
+        guard ["http", "https"].contains(ActionButton.scheme(of: url)) else {
             throw APIError.invalidField("image_url", "image_url must be an http:// or https:// URL of an image.")
         }
         return url
     }
 
-    private static func validActions(_ fields: FieldReader) throws -> [NotificationAction] {
+    private static func validActions(_ fields: FieldReader) throws -> [ActionButton] {
         guard let value = fields.value("actions") else { return [] }
         guard case .array(let elements) = value else {
             throw APIError.invalidField("actions", "actions must be an array of objects.")
         }
-        guard elements.count <= NotificationAction.maximumCount else {
+        guard elements.count <= ActionButton.maximumCount else {
             throw APIError.invalidField(
-                "actions", "actions must hold at most \(NotificationAction.maximumCount) buttons; got \(elements.count).")
+                "actions", "actions must hold at most \(ActionButton.maximumCount) buttons; got \(elements.count).")
         }
-        var actions: [NotificationAction] = []
+        var actions: [ActionButton] = []
         for (index, element) in elements.enumerated() {
             let path = "actions[\(index)]"
             guard case .object(let object) = element else { throw APIError.invalidField(path, "\(path) must be an object.") }
-            let action = try NotificationAction(FieldReader(object, path: path))
+            let action = try ActionButton(FieldReader(object, path: path))
             if let first = actions.firstIndex(where: { $0.id == action.id }) {
                 throw APIError.invalidField("\(path).id", "\(path).id repeats actions[\(first)].id \"\(action.id)\"; ids must be unique.")
             }
@@ -139,10 +139,10 @@ struct ActionNotificationRequest {
         let content = NotificationContent(
             title: title, subtitle: pushWard.subtitle, body: body, sound: level == .critical ? .critical : .default, level: level,
             thread: pushWard.threadID ?? source, imageURL: imageURL ?? mediaImage, hasMedia: imageURL != nil || pushWard.media != nil,
-            actions: includingActions ? actions.compactMap(\.json.objectValue) : [], tapURL: url, data: data, encrypted: encrypted,
+            actions: includingActions ? actions.map(\.action) : [], tapURL: url, data: data, encrypted: encrypted,
             criticalVolume: pushWard.volume, meta: pushWard.meta)
         return NotificationDraft(
-            pushType: .alert, priority: 10, collapseID: pushWard.collapseID ?? notificationID, content: content,
+            pushType: .alert, priority: .high, collapseID: pushWard.collapseID ?? notificationID, content: content,
             isExemptFromQuota: level == .critical)
     }
 
@@ -160,7 +160,7 @@ struct ActionNotificationRequest {
         let shortest = try shortestBytes(includingActions: true)
         guard shortest > limit else { return }
         guard try shortestBytes(includingActions: false) <= limit else { return }
-        let actionBytes = try JSONValue.array(actions.map(\.json)).encoded().count
+        let actionBytes = try JSONValue.array(actions.map { .object($0.action.json) }).encoded().count
         throw APIError(
             .payloadTooLarge,
             message: "The actions take \(actionBytes) bytes and the notification cannot fit \(provider) \(limit)-byte limit "

@@ -228,7 +228,7 @@ struct AdminController<Context: RemoteAddressRequestContext>: Sendable {
             "history": AdminPages.history(
                 of: notification, lease: notification.status == .pending ? lease : nil, appEvents: appEvents, answer: answer),
             "deviceID": notification.deviceID.lowercasedText, "platform": device?.platform.rawValue ?? "device removed",
-            "pushType": notification.pushType.rawValue, "priority": notification.priority, "attempts": notification.attempts,
+            "pushType": notification.pushType.rawValue, "priority": notification.priority.apnsValue, "attempts": notification.attempts,
             "quota": notification.quotaDay.map { "counted on \($0)" } ?? "exempt",
             "lease": lease.map { "\($0.owner), until \(AdminPages.time($0.expiresAt))" } ?? "nobody",
             "payload": AdminPages.prettyPayload(notification.payload),

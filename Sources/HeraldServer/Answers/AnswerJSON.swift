@@ -39,19 +39,14 @@ enum AnswerJSON {
         ]
     }
 
-    /// The action of `content` with this id, if it is an answer: no `url`, not `foreground` (as ``NotificationAction``
-    /// writes it into the content).
-    static func answerAction(_ actionID: String, of content: NotificationContent?) -> JSONObject? {
-        content?.actions.first { $0["id"] == .string(actionID) && isAnswer($0) }
-    }
-
-    /// Whether a stored action is an answer.
-    static func isAnswer(_ action: JSONObject) -> Bool {
-        action["url"] == nil && action["foreground"] != .bool(true) && action["id"]?.stringValue != nil
+    /// The action of `content` with this id, if it is an answer: no `url`, not `foreground`
+    /// (``NotificationAction/isAnswer``).
+    static func answerAction(_ actionID: String, of content: NotificationContent?) -> NotificationAction? {
+        content?.actions.first { $0.id == actionID && $0.isAnswer }
     }
 
     /// Whether a notification can be answered: a `POST /notifications` notification with an answer action.
     static func isAnswerable(_ content: NotificationContent?) -> Bool {
-        content?.meta["sender_token"] != nil && content?.actions.contains(where: isAnswer) == true
+        content?.meta["sender_token"] != nil && content?.actions.contains(where: \.isAnswer) == true
     }
 }

@@ -45,7 +45,7 @@ struct DeviceReportsController<Context: RemoteAddressRequestContext>: Sendable {
         }
         let text = try fields.optionalString("text")
         if let text {
-            guard action["text_input"] == .bool(true) else {
+            guard action.textInput != nil else {
                 throw APIError.invalidField("text", "text is for an action with text_input; \"\(actionID)\" takes none.")
             }
             guard text.count <= Self.maximumTextLength else {

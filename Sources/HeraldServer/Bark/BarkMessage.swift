@@ -44,7 +44,7 @@ struct BarkMessage {
             level = .active
         }
         sound = value("sound")
-        if let sound, !NotificationAction.isSymbolName(sound.replacingOccurrences(of: "-", with: "").replacingOccurrences(of: "_", with: "")) {
+        if let sound, !ActionButton.isSymbolName(sound.replacingOccurrences(of: "-", with: "").replacingOccurrences(of: "_", with: "")) {
             throw APIError.invalidField("sound", "sound must be the name of a sound (letters, digits, dots, - and _).")
         }
         if let raw = value("badge") {
@@ -104,6 +104,6 @@ struct BarkMessage {
             title: title, subtitle: subtitle, body: body, sound: sound, level: level, thread: group, imageURL: image,
             hasMedia: image != nil, tapURL: url, data: data)
         return NotificationDraft(
-            pushType: .alert, priority: level == .passive ? 5 : 10, collapseID: id, content: content, isExemptFromQuota: level == .critical)
+            pushType: .alert, priority: .alert(at: level), collapseID: id, content: content, isExemptFromQuota: level == .critical)
     }
 }

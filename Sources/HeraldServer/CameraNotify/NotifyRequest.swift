@@ -96,6 +96,6 @@ struct NotifyRequest {
         }
         let content = NotificationContent(
             title: title, body: body, imageURL: imageURL, hasMedia: snapshot != nil, data: data, encrypted: encrypted)
-        return NotificationDraft(pushType: .alert, priority: 10, collapseID: notificationID, content: content)
+        return NotificationDraft(pushType: .alert, priority: .high, collapseID: notificationID, content: content)
     }
 }

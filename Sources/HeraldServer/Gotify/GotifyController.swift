@@ -127,6 +127,6 @@ struct GotifyMessage {
         let content = NotificationContent(
             title: title, body: message, sound: level == .passive ? nil : .default, level: level, imageURL: bigImage,
             hasMedia: bigImage != nil, tapURL: click, data: data)
-        return NotificationDraft(pushType: .alert, priority: level == .passive ? 5 : 10, content: content)
+        return NotificationDraft(pushType: .alert, priority: .alert(at: level), content: content)
     }
 }

@@ -15,7 +15,9 @@ enum HomeAssistantAPNsHeaders {
             if settable.contains(name) { _ = try HeaderValueRule.validated(text, field: path) }
             switch name {
             case "apns-priority":
-                guard let priority = Int(text), [1, 5, 10].contains(priority) else { throw APIError.invalidField(path, "\(path) must be 1, 5 or 10.") }
+                guard let priority = Int(text).flatMap(NotificationPriority.init(apnsValue:)) else {
+                    throw APIError.invalidField(path, "\(path) must be 1, 5 or 10.")
+                }
                 draft.priority = priority
             case "apns-collapse-id":
                 let collapseID = try CollapseIDRule.validated(text, field: path)
@@ -30,7 +32,7 @@ enum HomeAssistantAPNsHeaders {
                     path, "\(name) cannot be set; data.apns_headers may set \(settable.sorted().joined(separator: ", ")).")
             }
         }
-        if draft.pushType == .background, draft.priority == 10 {
+        if draft.pushType == .background, draft.priority == .high {
             throw APIError.invalidField("data.apns_headers.apns-priority", "A background push must have apns-priority 5 or 1.")
         }
     }

@@ -71,7 +71,7 @@ enum HomeAssistantAndroidPayload {
         }
         let isCommand = commands.contains(request.message)
         return NotificationDraft(
-            pushType: isCommand ? .background : .alert, priority: 10,
+            pushType: isCommand ? .background : .alert, priority: .high,
             // The app replaces notifications by `data.tag` itself, so any length is fine; the collapse id (shown by the
             // dashboard, unused by FCM) is kept when it fits APNs' rule.
             collapseID: (try? options.optionalString("tag")).flatMap { try? CollapseIDRule.validated($0, field: "data.tag") },

@@ -61,7 +61,7 @@ enum HomeAssistantLiveActivity {
         }
         // The alert and the sound as firebase-admin spells them (the relay sends them through it).
         return NotificationDraft(
-            pushType: .liveactivity, priority: isSilentUpdate ? 5 : 10, collapseID: collapseID,
+            pushType: .liveactivity, priority: isSilentUpdate ? .normal : .high, collapseID: collapseID,
             content: message.content(aps: try RelayRules.apsOnTheWire(message.aps, path: "data")), liveActivityToken: token)
     }
 

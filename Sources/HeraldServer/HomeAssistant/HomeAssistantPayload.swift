@@ -224,7 +224,7 @@ private struct LegacyPush {
         body["aps"] = .object(try RelayRules.apsOnTheWire(aps))
         if !homeassistant.isEmpty { body["homeassistant"] = .object(homeassistant) }
         var draft = NotificationDraft(
-            pushType: isBackground ? .background : .alert, priority: isBackground ? 5 : 10,
+            pushType: isBackground ? .background : .alert, priority: isBackground ? .normal : .high,
             content: HomeAssistantPayload.apnsContent(body), isExemptFromQuota: !counts)
         try HomeAssistantAPNsHeaders.apply(headers, to: &draft, now: now)
         return draft

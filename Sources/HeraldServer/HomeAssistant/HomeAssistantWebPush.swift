@@ -25,9 +25,8 @@ enum HomeAssistantWebPush {
         if case .array(let actions)? = data["actions"] {
             draft.content.actions = actions.compactMap(\.objectValue).compactMap { action in
                 guard let id = action["action"]?.stringValue, let title = action["title"]?.stringValue else { return nil }
-                var mapped: JSONObject = ["id": .string(id), "title": .string(title)]
-                if let uri = action["uri"]?.stringValue, isWebURL(uri) { mapped["url"] = .string(uri) }
-                return mapped
+                // A browser's button: id, title and the URL it opens, nothing the app's buttons say.
+                return NotificationAction(id: id, title: title, url: action["uri"]?.stringValue.flatMap { isWebURL($0) ? $0 : nil })
             }
         }
         return draft

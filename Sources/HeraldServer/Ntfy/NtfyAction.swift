@@ -1,7 +1,7 @@
 import Foundation
 import HeraldCore
 
-/// One of ntfy's action buttons (`docs/publish.md`, "Action buttons"), as Herald's ``NotificationAction``: `view` opens
+/// One of ntfy's action buttons (`docs/publish.md`, "Action buttons"), as Herald's ``ActionButton``: `view` opens
 /// its URL (in the foreground when it is `https`), `http` is the request the app makes in the background (ntfy's
 /// default method, `POST`). `broadcast` is Android's intent and has no meaning for Herald's apps: a 400.
 struct NtfyAction {
@@ -13,7 +13,7 @@ struct NtfyAction {
     var headers: [String: String]
     var body: String?
     /// The button as Herald's apps receive it.
-    var herald: NotificationAction
+    var herald: ActionButton
 
     static let maximumCount = 3
 
@@ -84,7 +84,7 @@ struct NtfyAction {
         body = try fields.optionalString("body")
         var object: JSONObject = ["id": .string("\(kind)-\(index + 1)"), "title": .string(label), "url": .string(url)]
         if kind == "view" {
-            object["foreground"] = .bool(NotificationAction.scheme(of: url) == "https")
+            object["foreground"] = .bool(ActionButton.scheme(of: url) == "https")
             headers = [:]
         } else {
             object["method"] = .string(method ?? "POST")
@@ -95,7 +95,7 @@ struct NtfyAction {
         let reader = FieldReader(object, path: fields.path)
         // Herald's rules for a button (length, URL schemes, methods, headers) name ntfy's field.
         do {
-            herald = try NotificationAction(reader)
+            herald = try ActionButton(reader)
         } catch let error as APIError {
             var renamed = error
             renamed.field = error.field.map { $0.replacingOccurrences(of: ".title", with: ".label") }

@@ -181,7 +181,7 @@ struct NtfyMessage {
         let level = Self.level(priority: priority)
         let content = NotificationContent(
             title: shownTitle, body: shownMessage, sound: level == .passive ? nil : .default, level: level, imageURL: attach,
-            hasMedia: attach != nil, actions: actions.compactMap { $0.herald.json.objectValue }, tapURL: click, data: data)
-        return NotificationDraft(pushType: .alert, priority: level == .passive ? 5 : 10, collapseID: sequenceID, content: content)
+            hasMedia: attach != nil, actions: actions.map(\.herald.action), tapURL: click, data: data)
+        return NotificationDraft(pushType: .alert, priority: .alert(at: level), collapseID: sequenceID, content: content)
     }
 }

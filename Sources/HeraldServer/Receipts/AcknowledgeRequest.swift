@@ -52,10 +52,10 @@ struct AcknowledgeRequest: Equatable {
             throw APIError.invalidField("acknowledge", "acknowledge repeats an alert; it cannot be sent with level \"passive\".")
         }
         guard !request.isAnswerable else { return }
-        guard request.actions.count < NotificationAction.maximumCount else {
+        guard request.actions.count < ActionButton.maximumCount else {
             throw APIError.invalidField(
                 "acknowledge",
-                "acknowledge needs an action without a url to acknowledge with; give one, or at most \(NotificationAction.maximumCount - 1) "
+                "acknowledge needs an action without a url to acknowledge with; give one, or at most \(ActionButton.maximumCount - 1) "
                     + "actions so that Herald can add \"\(ReceiptRules.acknowledgeActionID)\".")
         }
         guard !request.actions.contains(where: { $0.id == ReceiptRules.acknowledgeActionID }) else {
@@ -63,7 +63,7 @@ struct AcknowledgeRequest: Equatable {
                 "acknowledge", "acknowledge adds the action \"\(ReceiptRules.acknowledgeActionID)\"; that id is taken by an action with a url.")
         }
         request.actions.append(
-            try NotificationAction(
+            try ActionButton(
                 FieldReader([
                     "id": .string(ReceiptRules.acknowledgeActionID), "title": .string(ReceiptRules.acknowledgeActionTitle),
                 ])))

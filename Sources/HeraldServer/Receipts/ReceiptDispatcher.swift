@@ -117,7 +117,7 @@ final class ReceiptDispatcher: Service, Sendable {
         // The app answers whichever push it shows; the answer is recorded on the first notification (Answers/).
         content.meta["repeat_of"] = .string(notificationID.lowercasedText)
         let draft = NotificationDraft(
-            pushType: .alert, priority: 10, collapseID: receipt.collapseID, content: content, expiresAt: receipt.expiresAt)
+            pushType: .alert, priority: .high, collapseID: receipt.collapseID, content: content, expiresAt: receipt.expiresAt)
         let sentAt = clock.now()
         let outcome: SendError?
         do throws(SendError) {

@@ -69,15 +69,15 @@ struct SenderDelivery: Sendable {
 }
 
 /// The one rule for a URL a sender gives Herald to show or open (a tap URL, an image, an icon): the rule of
-/// `POST /notifications` (``NotificationAction/validURL(_:field:)``); images and icons must be http(s).
+/// `POST /notifications` (``ActionButton/validURL(_:field:)``); images and icons must be http(s).
 enum SenderURLRule {
     static func tap(_ raw: String, field: String) throws -> String {
-        try NotificationAction.validURL(raw, field: field)
+        try ActionButton.validURL(raw, field: field)
     }
 
     static func image(_ raw: String, field: String) throws -> String {
-        let url = try NotificationAction.validURL(raw, field: field)
-        guard ["http", "https"].contains(NotificationAction.scheme(of: url)) else {
+        let url = try ActionButton.validURL(raw, field: field)
+        guard ["http", "https"].contains(ActionButton.scheme(of: url)) else {
             throw APIError.invalidField(field, "\(field) must be an http:// or https:// URL of an image.")
         }
         return url

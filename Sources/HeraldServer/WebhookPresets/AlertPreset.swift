@@ -99,7 +99,7 @@ struct AlertPreset {
         let content = NotificationContent(
             title: title, body: body, sound: level == .passive ? nil : .default, level: level, thread: thread, imageURL: imageURL,
             hasMedia: imageURL != nil, tapURL: tapURL, data: data)
-        return NotificationDraft(pushType: .alert, priority: level == .passive ? 5 : 10, collapseID: collapseID, content: content)
+        return NotificationDraft(pushType: .alert, priority: .alert(at: level), collapseID: collapseID, content: content)
     }
 
     /// The string members of a labels or annotations object.

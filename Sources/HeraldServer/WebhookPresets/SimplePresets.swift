@@ -43,7 +43,7 @@ struct UptimeKumaPreset {
         let content = NotificationContent(
             title: AlertPreset.clipped(title, to: SenderTextRule.maximumTitleLength), body: body,
             sound: level == .passive ? nil : .default, level: level, thread: "uptime-kuma", tapURL: url, data: data)
-        draft = NotificationDraft(pushType: .alert, priority: level == .passive ? 5 : 10, collapseID: collapseID, content: content)
+        draft = NotificationDraft(pushType: .alert, priority: .alert(at: level), collapseID: collapseID, content: content)
     }
 }
 
@@ -83,7 +83,7 @@ struct GenericPreset {
         data["url"] = url.map(JSONValue.string)
         let content = NotificationContent(
             title: title, body: body, sound: level == .passive ? nil : .default, level: level, thread: "webhook", tapURL: url, data: data)
-        draft = NotificationDraft(pushType: .alert, priority: level == .passive ? 5 : 10, collapseID: collapseID, content: content)
+        draft = NotificationDraft(pushType: .alert, priority: .alert(at: level), collapseID: collapseID, content: content)
     }
 
     static func text(_ value: JSONValue) -> String? {

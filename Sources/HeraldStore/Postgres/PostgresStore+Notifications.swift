@@ -102,7 +102,7 @@ extension PostgresStore {
             (UUID, UUID, String, Int, String?, Data, String?, String, Int, String?, String?, Double, Double, Double, Double, String?, Data?,
                 String?).self)
         return PushNotification(
-            id: columns.0, deviceID: columns.1, pushType: try enumValue(columns.2, column: "push_type"), priority: columns.3,
+            id: columns.0, deviceID: columns.1, pushType: try enumValue(columns.2, column: "push_type"), priority: NotificationPriority(stored: columns.3),
             collapseID: columns.4, payload: columns.5, quotaDay: columns.6, status: try enumValue(columns.7, column: "status"),
             attempts: columns.8, lastError: columns.9, providerMessageID: columns.10, createdAt: Date(timeIntervalSince1970: columns.11),
             updatedAt: Date(timeIntervalSince1970: columns.12), nextAttemptAt: Date(timeIntervalSince1970: columns.13),

@@ -337,7 +337,7 @@ public final class SQLiteStore: HeraldStore {
     static func arguments(_ notification: PushNotification) throws -> StatementArguments {
         [
             notification.id.databaseString, notification.deviceID.databaseString, notification.pushType.rawValue,
-            notification.priority, notification.collapseID, notification.payload, notification.quotaDay,
+            notification.priority.apnsValue, notification.collapseID, notification.payload, notification.quotaDay,
             notification.status.rawValue, notification.attempts, notification.lastError, notification.providerMessageID,
             notification.createdAt.timeIntervalSince1970, notification.updatedAt.timeIntervalSince1970,
             notification.nextAttemptAt.timeIntervalSince1970, notification.expiresAt.timeIntervalSince1970,
@@ -348,7 +348,7 @@ public final class SQLiteStore: HeraldStore {
     static func notification(_ row: Row) throws -> PushNotification {
         PushNotification(
             id: try uuid(row["id"]), deviceID: try uuid(row["device_id"]), pushType: try enumValue(row["push_type"]),
-            priority: row["priority"], collapseID: row["collapse_id"], payload: row["payload"], quotaDay: row["quota_day"],
+            priority: NotificationPriority(stored: row["priority"]), collapseID: row["collapse_id"], payload: row["payload"], quotaDay: row["quota_day"],
             status: try enumValue(row["status"]), attempts: row["attempts"], lastError: row["last_error"],
             providerMessageID: row["provider_message_id"], createdAt: Date(timeIntervalSince1970: row["created_at"]),
             updatedAt: Date(timeIntervalSince1970: row["updated_at"]),

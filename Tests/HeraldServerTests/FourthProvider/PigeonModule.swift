@@ -52,7 +52,7 @@ struct PigeonRenderer: PayloadRenderer {
     var name: String { "pigeon" }
     var sizeLimit: Int { 256 }
 
-    func renderContent(_ content: NotificationContent, priority: Int, collapseID: String?) -> RenderedPayload {
+    func renderContent(_ content: NotificationContent, priority: NotificationPriority, collapseID: String?) -> RenderedPayload {
         var slip: JSONObject = [:]
         if let title = content.title { slip["title"] = .string(title) }
         if let body = content.body { slip["body"] = .string(body) }

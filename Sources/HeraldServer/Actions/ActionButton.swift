@@ -1,9 +1,11 @@
 import Foundation
 import HeraldCore
 
-/// One button of a `POST /notifications` notification, validated and normalised (defaults filled in), as the app
-/// receives it in the payload's top-level `actions` array (documented in docs/payloads.md).
-struct NotificationAction: Equatable {
+/// One button of a `POST /notifications` notification (PushWard's `NotificationAction`, `additionalProperties: false`),
+/// validated into HeraldCore's typed ``NotificationAction`` with the defaults filled in: the method (`GET`) and every
+/// flag (`false`) are always set, so the app receives them all in the payload's top-level `actions` array (documented
+/// in docs/payloads.md). ntfy's buttons are held to the same rules (``NtfyAction``).
+struct ActionButton: Equatable {
     static let maximumCount = 10
     static let maximumIDLength = 64
     static let maximumTitleLength = 64
@@ -12,24 +14,8 @@ struct NotificationAction: Equatable {
     /// The limit of `headers` (names plus values, UTF-8 bytes) and of `body` (UTF-8 bytes).
     static let maximumHeadersBytes = 1024
     static let maximumBodyBytes = 1024
-    static let methods = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"]
+    static let methods = NotificationAction.Method.allCases.map(\.rawValue)
     static let forbiddenSchemes: Set<String> = ["javascript", "data", "file"]
-
-    var id: String
-    var title: String
-    var icon: String?
-    var url: String?
-    var method: String
-    /// With `Content-Type: application/json` added when there is a body and the sender gave no Content-Type.
-    var headers: [String: String]
-    var body: String?
-    var foreground: Bool
-    var destructive: Bool
-    var authenticationRequired: Bool
-    /// The tap opens a text field; what is typed goes with the tap (PushWard's reply-with-text).
-    var textInput: Bool
-    var textInputPlaceholder: String?
-    var textInputButtonTitle: String?
 
     /// Every member an action takes (PushWard's `NotificationAction`, `additionalProperties: false`).
     static let members: Set<String> = [
@@ -38,19 +24,29 @@ struct NotificationAction: Equatable {
     ]
     static let maximumTextInputLabelLength = 64
 
+    /// The button as the draft carries it; `headers` with `Content-Type: application/json` added when there is a body
+    /// and the sender gave no Content-Type.
+    let action: NotificationAction
+
+    var id: String { action.id }
+    var url: String? { action.url }
+    var method: String { (action.method ?? .get).rawValue }
+    var headers: [String: String] { action.headers }
+    var foreground: Bool { action.foreground ?? false }
+
     /// Whether tapping it is an answer the app reports to Herald (docs/api.md, "Answers"): no `url` to open or call,
     /// and the app stays in the background.
-    var isAnswer: Bool { url == nil && !foreground }
+    var isAnswer: Bool { action.isAnswer }
 
     /// Decodes and validates one element of `actions`; errors name the field, e.g. `actions[2].url`.
     init(_ fields: FieldReader) throws {
         try fields.refuseUnknownMembers(allowed: Self.members)
-        id = try fields.requiredNonEmptyString("id")
+        let id = try fields.requiredNonEmptyString("id")
         try Self.checkLength(id, of: fields.path(of: "id"), maximum: Self.maximumIDLength)
-        title = try fields.requiredNonEmptyString("title")
+        let title = try fields.requiredNonEmptyString("title")
         try Self.checkLength(title, of: fields.path(of: "title"), maximum: Self.maximumTitleLength)
 
-        icon = try fields.optionalString("icon")
+        let icon = try fields.optionalString("icon")
         if let icon, !Self.isSymbolName(icon) {
             let field = fields.path(of: "icon")
             throw APIError.invalidField(
@@ -59,11 +55,11 @@ struct NotificationAction: Equatable {
                     + "(letters, digits and dots, at most \(Self.maximumIconLength) characters).")
         }
 
-        foreground = try fields.optionalBool("foreground") ?? false
-        destructive = try fields.optionalBool("destructive") ?? false
-        authenticationRequired = try fields.optionalBool("authentication_required") ?? false
+        let foreground = try fields.optionalBool("foreground") ?? false
+        let destructive = try fields.optionalBool("destructive") ?? false
+        let authenticationRequired = try fields.optionalBool("authentication_required") ?? false
 
-        url = try fields.optionalString("url").map { try Self.validURL($0, field: fields.path(of: "url")) }
+        let url = try fields.optionalString("url").map { try Self.validURL($0, field: fields.path(of: "url")) }
         if foreground, let url, Self.scheme(of: url) != "https" {
             let field = fields.path(of: "url")
             throw APIError.invalidField(
@@ -72,15 +68,18 @@ struct NotificationAction: Equatable {
                     + "use foreground: false for other schemes.")
         }
 
-        let method = try fields.optionalString("method")
-        if let method, !Self.methods.contains(method.uppercased()) {
-            let field = fields.path(of: "method")
-            throw APIError.invalidField(field, "\(field) must be one of \(Self.methods.joined(separator: ", ")); got \"\(method)\".")
+        let methodName = try fields.optionalString("method")
+        var method = NotificationAction.Method.get
+        if let methodName {
+            guard let named = NotificationAction.Method(rawValue: methodName.uppercased()) else {
+                let field = fields.path(of: "method")
+                throw APIError.invalidField(field, "\(field) must be one of \(Self.methods.joined(separator: ", ")); got \"\(methodName)\".")
+            }
+            method = named
         }
-        self.method = method?.uppercased() ?? "GET"
 
-        headers = try Self.validHeaders(fields)
-        body = try fields.optionalString("body")
+        var headers = try Self.validHeaders(fields)
+        let body = try fields.optionalString("body")
         if let body, body.utf8.count > Self.maximumBodyBytes {
             let field = fields.path(of: "body")
             throw APIError.invalidField(field, "\(field) must be at most \(Self.maximumBodyBytes) bytes; got \(body.utf8.count).")
@@ -88,16 +87,20 @@ struct NotificationAction: Equatable {
         if body != nil, !headers.keys.contains(where: { $0.lowercased() == "content-type" }) {
             headers["Content-Type"] = "application/json"
         }
-        textInput = try fields.optionalBool("text_input") ?? false
-        textInputPlaceholder = try fields.optionalString("text_input_placeholder")
-        textInputButtonTitle = try fields.optionalString("text_input_button_title")
-        try checkTextInput(fields)
+        let textInput = try fields.optionalBool("text_input") ?? false
+        let placeholder = try fields.optionalString("text_input_placeholder")
+        let buttonTitle = try fields.optionalString("text_input_button_title")
+        try Self.checkTextInput(fields, textInput: textInput, labels: [placeholder, buttonTitle], foreground: foreground, url: url)
+        action = NotificationAction(
+            id: id, title: title, icon: icon, url: url, method: method, headers: headers, body: body, foreground: foreground,
+            destructive: destructive, authenticationRequired: authenticationRequired,
+            textInput: textInput ? NotificationAction.TextInput(placeholder: placeholder, buttonTitle: buttonTitle) : nil)
     }
 
     /// `text_input` needs an action that stays in the background and either is an answer (no `url`) or calls an
     /// `http(s)` URL; its placeholder and button title (at most 64 characters) need `text_input`.
-    private func checkTextInput(_ fields: FieldReader) throws {
-        for (key, label) in [("text_input_placeholder", textInputPlaceholder), ("text_input_button_title", textInputButtonTitle)] {
+    private static func checkTextInput(_ fields: FieldReader, textInput: Bool, labels: [String?], foreground: Bool, url: String?) throws {
+        for (key, label) in zip(["text_input_placeholder", "text_input_button_title"], labels) {
             guard let label else { continue }
             let field = fields.path(of: key)
             guard textInput else { throw APIError.invalidField(field, "\(field) needs \(fields.path(of: "text_input")): true.") }
@@ -111,24 +114,6 @@ struct NotificationAction: Equatable {
         if let url, !["http", "https"].contains(Self.scheme(of: url) ?? "") {
             throw APIError.invalidField(field, "\(field) needs an action without a url (an answer) or with an http(s) url.")
         }
-    }
-
-    /// The action as the app receives it: every flag and the method always present, the rest when given.
-    var json: JSONValue {
-        var object: JSONObject = [
-            "id": .string(id), "title": .string(title), "method": .string(method), "foreground": .bool(foreground),
-            "destructive": .bool(destructive), "authentication_required": .bool(authenticationRequired),
-        ]
-        if let icon { object["icon"] = .string(icon) }
-        if let url { object["url"] = .string(url) }
-        if !headers.isEmpty { object["headers"] = .object(headers.mapValues { .string($0) }) }
-        if let body { object["body"] = .string(body) }
-        if textInput {
-            object["text_input"] = true
-            object["text_input_placeholder"] = textInputPlaceholder.map(JSONValue.string)
-            object["text_input_button_title"] = textInputButtonTitle.map(JSONValue.string)
-        }
-        return .object(object)
     }
 
     // MARK: Rules
