@@ -41,13 +41,11 @@ public enum NotificationPriority: Int, Sendable, CaseIterable, Comparable, Expre
         self = value >= 10 ? .high : value >= 5 ? .normal : .low
     }
 
-    /// A literal is an APNs number: 1, 5 or 10. Source code only; input is read with ``init(apnsValue:)``, which
-    /// refuses other numbers.
+    /// A literal is an APNs number (1, 5 or 10), read as a stored one is (``init(stored:)``), so that no number
+    /// written in code can stop the process. Source code only; input is read with ``init(apnsValue:)``, which refuses
+    /// other numbers.
     public init(integerLiteral value: Int) {
-        guard let priority = NotificationPriority(apnsValue: value) else {
-            preconditionFailure("a notification priority literal is 1, 5 or 10 (apns-priority); got \(value)")
-        }
-        self = priority
+        self.init(stored: value)
     }
 
     /// The priority of an alert at `level`: ``normal`` for a passive one (it need not wake the device), ``high`` for

@@ -27,6 +27,29 @@ struct APITokenManagerTests {
         #expect(owner == device && token.lastUsedAt == clock.now())
     }
 
+    @Test func aUseIsWrittenOncePerMinuteOfLastUse() async throws {
+        let (store, device) = try await deviceInStore()
+        let clock = TestClock()
+        let tokens = APITokenManager(store: store, clock: clock)
+        let issued = try await tokens.create(name: "activities", for: device)
+        func stored() async throws -> Date? { try await store.apiToken(tokenHash: Secrets.hash(issued.secret))?.lastUsedAt }
+        let first = clock.now()
+        #expect(try await tokens.authenticate(bearer: issued.secret).token.lastUsedAt == first)
+        #expect(try await stored() == first)
+        // Within the minute: answered with the use written before, nothing written.
+        clock.advance(by: 59.999)
+        #expect(try await tokens.authenticate(bearer: issued.secret).token.lastUsedAt == first)
+        #expect(try await stored() == first)
+        // A minute after the use written: written again.
+        clock.advance(by: 0.001)
+        #expect(try await tokens.authenticate(bearer: issued.secret).token.lastUsedAt == clock.now())
+        #expect(try await stored() == clock.now())
+        // A use written in the future (a clock set back) is replaced by the next use.
+        #expect(APITokenManager.isUseWorthRecording(first, lastRecorded: first.addingTimeInterval(1)))
+        #expect(!APITokenManager.isUseWorthRecording(first, lastRecorded: first))
+        #expect(APITokenManager.isUseWorthRecording(first, lastRecorded: nil))
+    }
+
     @Test func refusalsAreTypedDomainErrors() async throws {
         let (store, device) = try await deviceInStore()
         let tokens = APITokenManager(store: store)

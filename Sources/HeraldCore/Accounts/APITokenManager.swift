@@ -77,10 +77,23 @@ public struct APITokenManager: Sendable {
         guard !token.isRevoked else { throw .revokedToken }
         guard let device = try await storeCall({ try await store.device(id: token.deviceID) }) else { throw .invalidToken }
         let now = clock.now()
-        try await storeCall { try await store.touchAPIToken(id: token.id, at: now) }
         var used = token
-        used.lastUsedAt = now
+        if Self.isUseWorthRecording(now, lastRecorded: token.lastUsedAt) {
+            try await storeCall { try await store.touchAPIToken(id: token.id, at: now) }
+            used.lastUsedAt = now
+        }
         return (used, device)
+    }
+
+    /// How stale `last_used_at` may be: a use is written when the last one written is at least this old (or in the
+    /// future), so that a token used many times a second (PushWard's activity updates) costs no write per request.
+    public static let lastUseResolution: TimeInterval = 60
+
+    /// Whether a use at `now` is written (``lastUseResolution``).
+    public static func isUseWorthRecording(_ now: Date, lastRecorded: Date?) -> Bool {
+        guard let lastRecorded else { return true }
+        let age = now.timeIntervalSince(lastRecorded)
+        return !(0..<lastUseResolution).contains(age)
     }
 
     /// Whether `value` has the form of a token: the prefix and 64 lowercase hex characters.

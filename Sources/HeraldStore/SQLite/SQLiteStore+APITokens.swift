@@ -34,7 +34,8 @@ extension SQLiteStore {
 
     public func apiToken(tokenHash: String) async throws -> APIToken? {
         try await read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM api_token WHERE token_hash = ?", arguments: [tokenHash]).map(Self.apiToken)
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM api_token WHERE token_hash = ?"), arguments: [tokenHash])
+                .map(Self.apiToken)
         }
     }
 
@@ -70,8 +71,8 @@ extension SQLiteStore {
 
     public func touchAPIToken(id: APIToken.ID, at date: Date) async throws {
         try await write { db in
-            try db.execute(
-                sql: "UPDATE api_token SET last_used_at = ? WHERE id = ?", arguments: [date.timeIntervalSince1970, id.databaseString])
+            try db.cachedStatement(sql: "UPDATE api_token SET last_used_at = ? WHERE id = ?")
+                .execute(arguments: [date.timeIntervalSince1970, id.databaseString])
         }
     }
 
