@@ -15,30 +15,80 @@ extension ActivityDispatcher {
         var lifetime: TimeInterval
     }
 
+    /// What deciding a push found.
+    enum Preparation: Sendable {
+        case push(PreparedPush)
+        case nothing
+        /// The row names a pending push that the decision was not given: read it and decide again (``push(_:claimed:)``).
+        case earlierInFlight
+    }
+
+    /// Where the record a push is decided on comes from.
+    enum PushSource: Sendable, Equatable {
+        /// Claimed by this instance's lease.
+        case claimed
+        /// Read just before, after a change on this instance named it.
+        case named
+        /// Named by a change on this instance, not read before: decided on the row as the store has it.
+        case namedUnread
+    }
+
     /// Builds and hands on the newest state of an activity, if it needs one and nothing of it is still pending: one
     /// this instance claimed (its lease), or one read just before (`isClaimed` false: the transaction that decides takes
     /// the lease, unless another claim holds it). The record read tells which push is in flight; a row whose in-flight
     /// push changed since is left alone.
     func push(_ claimed: ActivityRecord, claimed isClaimed: Bool) async throws {
-        let (deviceID, slug) = (claimed.deviceID, claimed.slug)
-        guard let device = try await store.device(id: deviceID) else { return }
+        let key = ActivityKey(deviceID: claimed.deviceID, slug: claimed.slug)
+        guard let device = try await store.device(id: key.deviceID) else { return }
         var earlier: PushNotification?
         if let inFlight = claimed.inFlightNotification { earlier = try await pipeline.notification(id: inFlight) }
-        let now = clock.now()
-        let earlierPush = earlier
-        let owner = instanceID
-        let inFlight = claimed.inFlightNotification
-        let prepared = try await changeHeld(deviceID, slug) { record -> PreparedPush? in
-            if isClaimed {
-                guard record.lease?.owner == owner else { return nil }
-            } else if let lease = record.lease, lease.owner != owner, lease.expiresAt > now {
-                return nil  // claimed elsewhere meanwhile: that claim pushes it
-            }
-            guard record.inFlightNotification == inFlight else { return nil }
-            if let earlierPush, earlierPush.id == record.inFlightNotification, earlierPush.status == .expired { Self.expired(&record) }
-            return self.prepare(&record, device: device, earlierPending: earlierPush?.status == .pending, now: now)
+        let preparation = try await prepare(
+            key, device: device, inFlight: claimed.inFlightNotification, earlier: earlier, source: isClaimed ? .claimed : .named)
+        guard case .push(let prepared) = preparation else { return }
+        try await send(prepared, key: key, to: device)
+    }
+
+    /// The push of an activity a change on this instance named, if one is due and no claim holds it (the claim's
+    /// instance pushes it then): decided on the row without reading it first when none of its pushes is pending (the
+    /// usual case: one visit to the store less), else read and decided with the pending push's status.
+    func pushNamed(_ key: ActivityKey) async throws {
+        guard let device = try await store.device(id: key.deviceID) else { return }
+        switch try await prepare(key, device: device, inFlight: nil, earlier: nil, source: .namedUnread) {
+        case .push(let prepared):
+            try await send(prepared, key: key, to: device)
+        case .nothing:
+            return
+        case .earlierInFlight:
+            guard let record = try await store.activity(deviceID: key.deviceID, slug: key.slug) else { return }
+            try await push(record, claimed: false)
         }
-        guard let prepared = prepared ?? nil else { return }
+    }
+
+    /// Decides the push in a transaction of its own and takes the lease for it (``prepare(_:device:earlierPending:now:)``).
+    private func prepare(
+        _ key: ActivityKey, device: Device, inFlight: PushNotification.ID?, earlier: PushNotification?, source: PushSource
+    ) async throws -> Preparation {
+        let now = clock.now()
+        let owner = instanceID
+        return try await changeHeld(key.deviceID, key.slug) { record -> Preparation in
+            switch source {
+            case .claimed:
+                guard record.lease?.owner == owner else { return .nothing }
+            case .named:
+                if let lease = record.lease, lease.owner != owner, lease.expiresAt > now { return .nothing }  // claimed elsewhere meanwhile
+            case .namedUnread:
+                guard record.hasUnpushedChange, let due = record.pushDueAt, due <= now.addingTimeInterval(Self.dueSlack) else { return .nothing }
+                if let lease = record.lease, lease.expiresAt > now { return .nothing }  // a claim holds it: that claim pushes it
+            }
+            guard record.inFlightNotification == inFlight else { return source == .namedUnread ? .earlierInFlight : .nothing }
+            if let earlier, earlier.id == record.inFlightNotification, earlier.status == .expired { Self.expired(&record) }
+            return self.prepare(&record, device: device, earlierPending: earlier?.status == .pending, now: now).map { .push($0) } ?? .nothing
+        } ?? .nothing
+    }
+
+    /// Hands a decided push on to the send pipeline and writes what it did (decided in the writer: no JSON).
+    private func send(_ prepared: PreparedPush, key: ActivityKey, to device: Device) async throws {
+        let now = clock.now()
         let draft = NotificationDraft(
             pushType: .liveactivity, priority: prepared.push.apnsPriority, content: prepared.message.content(),
             expiresAt: now.addingTimeInterval(pushLifetime), liveActivityToken: prepared.token)
@@ -51,11 +101,11 @@ extension ActivityDispatcher {
             switch error {
             case .deadTokenDetected: deadToken = true
             case .storeUnavailable(let reason): throw ActivityPushFailed(reason: reason)
-            default: logger.warning("An activity's push was refused", metadata: ["slug": "\(slug)", "reason": "\(error)"])
+            default: logger.warning("An activity's push was refused", metadata: ["slug": "\(key.slug)", "reason": "\(error)"])
             }
         }
-        let (finishedAt, pending, dead) = (clock.now(), pendingID, deadToken)
-        _ = try await changeHeld(deviceID, slug) { record in
+        let (finishedAt, pending, dead, owner) = (clock.now(), pendingID, deadToken, instanceID)
+        _ = try await changeHeld(key.deviceID, key.slug, decideInWriter: !dead) { record in
             try Self.finish(&record, prepared, pendingID: pending, deadToken: dead, owner: owner, now: finishedAt)
         }
     }

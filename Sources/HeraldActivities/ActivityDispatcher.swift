@@ -80,7 +80,20 @@ public final class ActivityDispatcher: Service, Sendable {
     }
 
     public func run() async throws {
+        await releaseLeases("Taking back the activity leases of a previous run failed")
         await cancelWhenGracefulShutdown { await self.runPasses() }
+        await releaseLeases("Giving back activity leases at shutdown failed")
+    }
+
+    /// Gives back this instance's activity leases: at start, those a previous run that was killed left (the same
+    /// instance id; nothing holds them now, and a change named here would wait for them to expire), at a graceful stop,
+    /// those of the passes that ended.
+    func releaseLeases(_ failure: Logger.Message) async {
+        do {
+            try await store.releaseActivityLeases(owner: instanceID)
+        } catch {
+            logger.error(failure, metadata: ["cause": "\(error)"])
+        }
     }
 
     private func runPasses() async {
@@ -131,7 +144,7 @@ public final class ActivityDispatcher: Service, Sendable {
         }
         guard !claimed.isEmpty else { return .done(nextDue: nil) }  // due, but held by another instance
         await withDiscardingTaskGroup { group in
-            for record in claimed { group.addTask { await self.work(on: record, claimed: true) } }
+            for record in claimed { group.addTask { await self.work(onClaimed: record) } }
         }
         return .more
     }
@@ -139,30 +152,25 @@ public final class ActivityDispatcher: Service, Sendable {
     /// An activity a change on this instance named: its push, if one is due and no claim holds it (the claim's
     /// instance pushes it then). Its server-managed behaviours are left to the claims.
     private func work(onNamed key: ActivityKey) async {
-        let record: ActivityRecord?
-        do {
-            record = try await store.activity(deviceID: key.deviceID, slug: key.slug)
-        } catch {
-            logger.debug("Reading a changed activity failed: a claim pushes it", metadata: ["slug": "\(key.slug)", "cause": "\(error)"])
-            return
-        }
-        let now = clock.now()
-        guard let record, record.hasUnpushedChange, let due = record.pushDueAt, due <= now.addingTimeInterval(Self.dueSlack) else { return }
-        if let lease = record.lease, lease.expiresAt > now { return }
-        await work(on: record, claimed: false)
+        await attempt(key) { try await self.pushNamed(key) }
     }
 
-    /// Everything due for one activity, `claimed` by this instance's lease or named by a change here. On a failure the
-    /// activity is given back with a back-off (1 s, doubling per consecutive failure, at most ``maximumBackOff``), logged
-    /// at its first failure only; a row whose document cannot be read is set aside (nothing due any more, logged once):
-    /// it never loops, whatever it holds.
-    private func work(on claimed: ActivityRecord, claimed isClaimed: Bool) async {
-        let key = ActivityKey(deviceID: claimed.deviceID, slug: claimed.slug)
-        do {
-            if isClaimed, let due = claimed.nextDueAt, due <= clock.now().addingTimeInterval(Self.dueSlack), try await runDue(claimed) {
-                settled(key)
+    /// Everything due for one activity claimed by this instance's lease.
+    private func work(onClaimed claimed: ActivityRecord) async {
+        await attempt(ActivityKey(deviceID: claimed.deviceID, slug: claimed.slug)) {
+            if let due = claimed.nextDueAt, due <= self.clock.now().addingTimeInterval(Self.dueSlack), try await self.runDue(claimed) {
+                self.settled(ActivityKey(deviceID: claimed.deviceID, slug: claimed.slug))
             }
-            try await push(claimed, claimed: isClaimed)
+            try await self.push(claimed, claimed: true)
+        }
+    }
+
+    /// Runs `work` on one activity. On a failure the activity is given back with a back-off (1 s, doubling per
+    /// consecutive failure, at most ``maximumBackOff``), logged at its first failure only; a row whose document cannot
+    /// be read is set aside (nothing due any more, logged once): it never loops, whatever it holds.
+    private func attempt(_ key: ActivityKey, _ work: () async throws -> Void) async {
+        do {
+            try await work()
             _ = failures.withLock { $0.removeValue(forKey: key) }
         } catch {
             let unreadable = error is DecodingError
@@ -171,7 +179,7 @@ public final class ActivityDispatcher: Service, Sendable {
                 failures[key] = unreadable ? nil : count
                 return count
             }
-            let metadata: Logger.Metadata = ["device": "\(claimed.deviceID)", "slug": "\(claimed.slug)", "cause": "\(error)"]
+            let metadata: Logger.Metadata = ["device": "\(key.deviceID)", "slug": "\(key.slug)", "cause": "\(error)"]
             let retryAt: Date? = unreadable ? nil : clock.now().addingTimeInterval(Self.backOff(afterFailures: count))
             if unreadable {
                 logger.error("An activity's stored document cannot be read: set aside (nothing more is done with it)", metadata: metadata)
@@ -181,7 +189,7 @@ public final class ActivityDispatcher: Service, Sendable {
                 logger.debug("An activity's push failed again", metadata: metadata.merging(["failures": "\(count)"]) { $1 })
             }
             do {
-                _ = try await changeHeld(claimed.deviceID, claimed.slug) { record in
+                _ = try await changeHeld(key.deviceID, key.slug, decideInWriter: true) { record in
                     record.lease = nil
                     record.pushDueAt = retryAt
                     if unreadable { record.nextDueAt = nil }
@@ -224,13 +232,13 @@ public final class ActivityDispatcher: Service, Sendable {
         }
     }
 
-    /// Changes one activity, reading only its own row (``ActivityStore/changeActivityRecord(deviceID:slug:_:)``), and
-    /// writes it (nothing when `change` leaves it as it was); a tombstone whose end went out (or that needs none) is
-    /// deleted. `nil` when the row is gone.
+    /// Changes one activity, reading only its own row (``ActivityStore/changeActivityRecord(deviceID:slug:decideInWriter:_:)``;
+    /// `decideInWriter` for a cheap `change`), and writes it (nothing when `change` leaves it as it was); a tombstone whose
+    /// end went out (or that needs none) is deleted. `nil` when the row is gone.
     func changeHeld<Result: Sendable>(
-        _ deviceID: Device.ID, _ slug: String, _ change: @escaping @Sendable (inout ActivityRecord) throws -> Result
+        _ deviceID: Device.ID, _ slug: String, decideInWriter: Bool = false, _ change: @escaping @Sendable (inout ActivityRecord) throws -> Result
     ) async throws -> Result? {
-        try await store.changeActivityRecord(deviceID: deviceID, slug: slug) { read in
+        try await store.changeActivityRecord(deviceID: deviceID, slug: slug, decideInWriter: decideInWriter) { read in
             guard let read else { return (ActivityWrites(), nil) }
             var record = read
             let result = try change(&record)

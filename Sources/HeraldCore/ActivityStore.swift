@@ -152,15 +152,21 @@ public protocol ActivityStore: Sendable {
     /// ``changeActivity(deviceID:slug:_:)``, with `change` given the record (`nil` when there is none; a store may
     /// also answer `nil` for a device that is gone, where ``changeActivity(deviceID:slug:_:)`` throws) and only that
     /// activity written (an upsert of it, or its slug deleted). A store may read less for it; the default reads the
-    /// neighbourhood.
+    /// neighbourhood. `decideInWriter`: `change` is cheap (no JSON decoded or encoded), so a store with a single writer
+    /// may run it inside its write transaction on the row as it is there, instead of reading the row first and checking
+    /// it again when it writes.
     func changeActivityRecord<Result: Sendable>(
-        deviceID: Device.ID, slug: String, _ change: @escaping @Sendable (ActivityRecord?) throws -> (ActivityWrites, Result)
+        deviceID: Device.ID, slug: String, decideInWriter: Bool,
+        _ change: @escaping @Sendable (ActivityRecord?) throws -> (ActivityWrites, Result)
     ) async throws -> Result
     /// Claims up to `limit` activities whose push or server-managed behaviour is due at `now` (``ActivityRecord/pushDueAt``
     /// or ``ActivityRecord/nextDueAt`` not after it) and that nobody holds (or whose lease expired): writes `lease`
     /// into them and returns them (without their extras), earliest due first. Two instances never claim the same
     /// activity at once. A row that cannot be read as a record is set aside (nothing due) rather than claimed.
     func claimDueActivities(at now: Date, lease: Lease, limit: Int) async throws -> [ActivityRecord]
+    /// Gives back every activity lease `owner` holds: at start (a previous run of this instance that was killed left
+    /// them; nothing holds them now) and at a graceful stop (other instances take them at once).
+    func releaseActivityLeases(owner: String) async throws
     /// The earliest ``ActivityRecord/pushDueAt`` or ``ActivityRecord/nextDueAt`` of any activity (held or not).
     func nextActivityDue() async throws -> Date?
     /// The `aps.timestamp` of the next Live Activity push to `token` (Home Assistant's activity tokens, which Herald
@@ -173,9 +179,18 @@ public protocol ActivityStore: Sendable {
 
 extension ActivityStore {
     public func changeActivityRecord<Result: Sendable>(
-        deviceID: Device.ID, slug: String, _ change: @escaping @Sendable (ActivityRecord?) throws -> (ActivityWrites, Result)
+        deviceID: Device.ID, slug: String, decideInWriter: Bool,
+        _ change: @escaping @Sendable (ActivityRecord?) throws -> (ActivityWrites, Result)
     ) async throws -> Result {
         try await changeActivity(deviceID: deviceID, slug: slug) { neighbourhood in try change(neighbourhood.record) }
+    }
+
+    /// ``changeActivityRecord(deviceID:slug:decideInWriter:_:)`` with a `change` that may be costly (decided outside
+    /// the writer).
+    public func changeActivityRecord<Result: Sendable>(
+        deviceID: Device.ID, slug: String, _ change: @escaping @Sendable (ActivityRecord?) throws -> (ActivityWrites, Result)
+    ) async throws -> Result {
+        try await changeActivityRecord(deviceID: deviceID, slug: slug, decideInWriter: false, change)
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldStore
 import HeraldTesting
+import Logging
 import Synchronization
 import Testing
 
@@ -101,6 +102,35 @@ struct ActivityDispatcherTests {
             try #require(pushes.count == 2)
             #expect(pushes[1].token == Harness.updateToken)
             #expect(pushes[1].aps["content-state"]?.objectValue?["progress"] == .double(0.7))
+        }
+    }
+
+    /// A claim of this instance's previous run, killed before it let go (the same instance id): a change named here
+    /// waits for no lease then, since the dispatcher takes its own leases back when it starts (the crash-recovery
+    /// test's token that was not followed by its update for 30 s).
+    @Test func aLeaseLeftByAKilledRunOfThisInstanceIsTakenBackAtStart() async throws {
+        let harness = Harness()
+        try await harness.running {
+            let device = try await harness.device()
+            try await harness.create("oven", name: "Oven", on: device)
+            try await harness.patch("oven", #"{"state":"ongoing","content":{"template":"generic","progress":0.1}}"#, on: device)
+            await harness.dispatch()
+            try await harness.service.setUpdateToken(Harness.updateToken, slug: "oven", of: device)
+            try await harness.patch("oven", #"{"content":{"progress":0.7}}"#, on: device)
+            let now = harness.clock.now()
+            let left = try await harness.store.claimDueActivities(at: now, lease: Lease(owner: "herald-a", expiresAt: now + 30), limit: 8)
+            #expect(left.map(\.slug) == ["oven"], "the killed run's claim")
+            await harness.dispatch()
+            #expect(harness.pushes.count == 1, "held by the lease: nothing pushed")
+
+            await harness.dispatcher.releaseLeases("test")
+            try await harness.patch("oven", #"{"content":{"progress":0.8}}"#, on: device)
+            await harness.dispatch()
+            let pushes = harness.pushes
+            try #require(pushes.count == 2)
+            #expect(pushes[1].aps["event"] == "update")
+            #expect(pushes[1].aps["content-state"]?.objectValue?["progress"] == .double(0.8))
+            #expect(try await harness.record("oven", of: device).lease == nil)
         }
     }
 

@@ -23,7 +23,7 @@ struct ActivityCrashRecoveryTests {
             "HERALD_APNS_KEY_PATH": try key.writeP8(in: directory), "HERALD_APNS_KEY_ID": key.keyID,
             "HERALD_APNS_TEAM_ID": key.teamID, "HERALD_APNS_TOPIC": topic,
             "HERALD_APNS_PRODUCTION_URL": apns.baseURL, "HERALD_APNS_SANDBOX_URL": apns.baseURL, "HERALD_APNS_CA_PATH": apns.caPath,
-            "HERALD_INSTANCE_ID": "activity-crash",
+            "HERALD_INSTANCE_ID": "activity-crash", "HERALD_LOG_LEVEL": "debug",
         ])
         let first = try await HeraldProcess(environment: environment)
         var base = "http://127.0.0.1:\(try await first.port())"

@@ -49,6 +49,17 @@ extension InMemoryStore {
         return kept
     }
 
+    public func releaseActivityLeases(owner: String) async throws {
+        for (deviceID, rows) in activityRows {
+            activityRows[deviceID] = rows.mapValues { record in
+                guard record.lease?.owner == owner else { return record }
+                var released = record
+                released.lease = nil
+                return released
+            }
+        }
+    }
+
     public func claimDueActivities(at now: Date, lease: Lease, limit: Int) async throws -> [ActivityRecord] {
         let due = activityRows.values.flatMap(\.values)
             .filter { record in

@@ -76,6 +76,10 @@ extension PostgresStore {
         ).map(Self.activity).sorted { ($0.dueAt ?? .distantPast, $0.slug) < ($1.dueAt ?? .distantPast, $1.slug) }
     }
 
+    public func releaseActivityLeases(owner: String) async throws {
+        try await write("UPDATE activity SET lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = \(owner)")
+    }
+
     public func nextActivityDue() async throws -> Date? {
         try await read("SELECT least(min(push_due_at), min(next_due_at)) FROM activity").first?
             .decode(Double?.self).map(Date.init(timeIntervalSince1970:))

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HeraldCore
+import Synchronization
 
 /// PushWard activities: SQLite runs one write transaction at a time, so a change (read, decide, write) of one
 /// device's activities can never interleave with another's or with a claim.
@@ -37,14 +38,32 @@ extension SQLiteStore {
         try await self.change(ActivityRead(deviceID: deviceID, slug: slug, reach: .neighbourhood), change)
     }
 
-    /// Reads and compares only the activity's own row (no device check, no other ongoing activities, no count).
+    /// Reads and compares only the activity's own row (no device check, no other ongoing activities, no count); with
+    /// `decideInWriter`, `change` runs in the write batch's transaction on the row as it is there (one visit to the
+    /// writer, no read before).
     public func changeActivityRecord<Result: Sendable>(
-        deviceID: Device.ID, slug: String, _ change: @escaping @Sendable (ActivityRecord?) throws -> (ActivityWrites, Result)
+        deviceID: Device.ID, slug: String, decideInWriter: Bool,
+        _ change: @escaping @Sendable (ActivityRecord?) throws -> (ActivityWrites, Result)
     ) async throws -> Result {
-        try await self.change(ActivityRead(deviceID: deviceID, slug: slug, reach: .record)) { neighbourhood in
-            let (writes, result) = try change(neighbourhood.record)
-            return (ActivityWrites(upserts: writes.upserts.filter { $0.slug == slug }, deletions: writes.deletions.filter { $0 == slug }), result)
+        @Sendable func own(_ writes: ActivityWrites) -> ActivityWrites {
+            ActivityWrites(upserts: writes.upserts.filter { $0.slug == slug }, deletions: writes.deletions.filter { $0 == slug })
         }
+        let read = ActivityRead(deviceID: deviceID, slug: slug, reach: .record)
+        guard decideInWriter else {
+            return try await self.change(read) { neighbourhood in
+                let (writes, result) = try change(neighbourhood.record)
+                return (own(writes), result)
+            }
+        }
+        let decided = DecidedResult<Result>()
+        _ = try await activityWrites.submit(
+            ActivityWrite(read: read, kind: .decided { record in
+                let (writes, result) = try change(record)
+                decided.value.withLock { $0 = result }
+                return own(writes)
+            }))
+        guard let result = decided.value.withLock({ $0 }) else { throw StoreError.notFound("activity change") }
+        return result
     }
 
     private func change<Result: Sendable>(
@@ -55,7 +74,7 @@ extension SQLiteStore {
             let (writes, result) = try change(seen)
             // Nothing to write (a decision that changes nothing): no write transaction.
             if writes.upserts.isEmpty, writes.deletions.isEmpty { return result }
-            if try await activityWrites.submit(ActivityWrite(read: read, seen: seen, writes: writes)) { return result }
+            if try await activityWrites.submit(ActivityWrite(read: read, kind: .checked(seen: seen, writes: writes))) { return result }
         }
         return try await write { db in
             let (writes, result) = try change(try Self.neighbourhood(read, db))
@@ -87,6 +106,12 @@ extension SQLiteStore {
                     .execute(arguments: [lease.owner, lease.expiresAt.timeIntervalSince1970, record.deviceID.databaseString, record.slug])
                 return record
             }
+        }
+    }
+
+    public func releaseActivityLeases(owner: String) async throws {
+        try await write { db in
+            try db.execute(sql: "UPDATE activity SET lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = ?", arguments: [owner])
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HeraldCore
+import Synchronization
 
 /// What a change of one activity reads: its neighbourhood (``ActivityNeighbourhood``: the row, the device's other
 /// ongoing activities and the count), or its own row only (the dispatcher's pushes).
@@ -15,11 +16,22 @@ struct ActivityRead: Sendable, Equatable {
     var reach: Reach
 }
 
-/// The write of an optimistic change: `writes`, made only if what `read` reads is still `seen`.
+/// One change's write in a batch of writes.
 struct ActivityWrite: Sendable {
+    enum Kind: Sendable {
+        /// An optimistic change: `writes`, made only if what the read reads is still `seen`.
+        case checked(seen: ActivityNeighbourhood, writes: ActivityWrites)
+        /// A cheap change decided in the transaction, on the row as it is there.
+        case decided(@Sendable (ActivityRecord?) throws -> ActivityWrites)
+    }
+
     var read: ActivityRead
-    var seen: ActivityNeighbourhood
-    var writes: ActivityWrites
+    var kind: Kind
+}
+
+/// What a change decided in the writer returned to its caller.
+final class DecidedResult<Value: Sendable>: Sendable {
+    let value = Mutex<Value?>(nil)
 }
 
 /// Activity reads and writes of concurrent changes (requests and the dispatcher) come in batches, on the writer's
@@ -56,12 +68,18 @@ extension SQLiteStore {
         }
     }
 
-    /// Writes one optimistic change in a savepoint if its neighbourhood is unchanged; whether it did.
+    /// Writes one change in a savepoint: an optimistic one if its neighbourhood is unchanged, a decided one after
+    /// deciding it; whether it wrote.
     private static func written(_ write: ActivityWrite, _ db: GRDB.Database) throws -> Bool {
         var written = false
         try db.inSavepoint {
-            guard try neighbourhood(write.read, db) == write.seen else { return .commit }
-            try apply(write.writes, deviceID: write.read.deviceID, db)
+            switch write.kind {
+            case .checked(let seen, let writes):
+                guard try neighbourhood(write.read, db) == seen else { return .commit }
+                try apply(writes, deviceID: write.read.deviceID, db)
+            case .decided(let decide):
+                try apply(try decide(try neighbourhood(write.read, db).record), deviceID: write.read.deviceID, db)
+            }
             written = true
             return .commit
         }
