@@ -45,13 +45,15 @@ extension PostgresStore {
     }
 
     /// The batch as one statement. A deadlock or serialization failure rolled it back entirely: it is sent again, as a
-    /// transaction is. The deadline passed to the database is this call's own (now + `callTimeout`, by this
-    /// machine's clock; instances and the database keep their clocks in step already, for the leases): a statement
-    /// that reaches the database after it (a network that held it) is rolled back there instead of being written
-    /// for a caller who was answered 503 meanwhile.
+    /// transaction is. The deadline passed to the database is the earlier of this call's own (now + `callTimeout`)
+    /// and the batch's (``CommitGate/deadline``: when the group commit gives up on it), as seconds since 1970 by this
+    /// machine's clock (instances and the database keep their clocks in step already, for the leases): a statement
+    /// that ends after it (a network that held it, a database that stopped answering) is rolled back there instead of
+    /// being written for a caller who was answered 503 meanwhile, as a transaction given up before its gate was.
     private func commitInOneStatement(_ batch: WriteBatch, outcomes: [DeliveryOutcome]) async throws -> [AcceptDecision] {
-        let deadline = callTimeout.map { timeout in
-            let (seconds, attoseconds) = timeout.components
+        let now = ContinuousClock.now
+        let deadline = [callTimeout.map { now + $0 }, batch.gate?.deadline].compactMap { $0 }.min().map { instant in
+            let (seconds, attoseconds) = (instant - now).components
             return Date().timeIntervalSince1970 + Double(seconds) + Double(attoseconds) / 1e18
         }
         let statement = PostgresCommitStatement(outcomes: outcomes, owner: batch.owner, accepts: batch.accepts, deadline: deadline)
