@@ -11,9 +11,14 @@
 /// ```
 public final class CommitGate: Sendable, Equatable {
     private let check: @Sendable () throws -> Void
+    /// When the writer gives up on the batch, if it knows: a store whose commit is a single statement, sent after the
+    /// gate passed (PostgreSQL's `herald_commit_batch`), has the database refuse to write it past this instant, as a
+    /// transaction that had not reached its gate by then would be rolled back.
+    public let deadline: ContinuousClock.Instant?
 
-    /// `check` throws when the commit must not happen.
-    public init(_ check: @escaping @Sendable () throws -> Void) {
+    /// `check` throws when the commit must not happen; `deadline`: when the writer gives up on the batch.
+    public init(deadline: ContinuousClock.Instant? = nil, _ check: @escaping @Sendable () throws -> Void) {
+        self.deadline = deadline
         self.check = check
     }
 

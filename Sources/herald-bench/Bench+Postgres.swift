@@ -168,11 +168,13 @@ extension Bench {
         let deliveries = DeliveryWindow(apns)
         let observers: [any WindowObserver] = [heraldCPU, postgresCPU, sharedCPU, othersCPU, benchCPU, deliveries]
         let clock = ContinuousClock()
+        let statementsBefore = await server.statementTotals(database: database.name)
         for observer in observers { observer.windowStarted() }
         let started = clock.now
         let results = try await runTogether(loads, ports: ports, duration: plan.measure, label: label)
         let window = clock.now - started
         for observer in observers { observer.windowEnded() }
+        let statementsAfter = await server.statementTotals(database: database.name)
         let processesAfter = try await server.processes(database: database.name)
 
         // Every notification answered 2xx, warm-ups included, must reach the double exactly once.
@@ -256,6 +258,7 @@ extension Bench {
                 "scenario 7: the PostgreSQL server's processes are not visible in this machine's /proc (another machine"
                     + " or a container): its CPU is not measured")
         }
+        reportStatements(statementsBefore, statementsAfter, delivered: delivered, scenario: scenario, label: label)
         let scenarioCPU: [(String, Double?)] = [
             ("Herald (\(count) process\(count == 1 ? "" : "es"))", heraldCPU.cores),
             ("PostgreSQL backends of the database", processes.visible ? postgresCPU.cores : nil),
@@ -276,6 +279,35 @@ extension Bench {
         return PostgresFigures(
             accepted: acceptedRate, delivered: deliveredRate, heraldCPUPerNotification: heraldPerNotification,
             postgresCPUPerNotification: postgresPerNotification)
+    }
+
+    /// The statements PostgreSQL ran per delivered notification in the window (each one round trip from Herald), and
+    /// the share of their time spent planning (issue 40: under 5 %), from `pg_stat_statements` when it is loaded.
+    private func reportStatements(
+        _ before: PostgresServer.StatementTotals?, _ after: PostgresServer.StatementTotals?, delivered: Int, scenario: String,
+        label: String
+    ) {
+        guard let before, let after, delivered > 0 else {
+            report.note(
+                "scenario 7, \(label): pg_stat_statements is not available on the server (shared_preload_libraries and"
+                    + " CREATE EXTENSION in the database the URL names): statements and planning are not measured")
+            return
+        }
+        let window = after.since(before)
+        report.add(
+            Figure(
+                scenario: scenario, name: "PostgreSQL statements (round trips) per delivered notification, \(label)",
+                value: window.topLevelCalls / Double(delivered), unit: "statements"))
+        guard let share = window.planningShare else {
+            report.note("scenario 7, \(label): pg_stat_statements.track_planning is off: the planning share is not measured")
+            return
+        }
+        report.add(
+            Figure(
+                scenario: scenario,
+                name: "PostgreSQL planning share of its statements' time, \(label)"
+                    + (window.track == "all" ? " (nested statements included)" : " (top level only: track = \(window.track))"),
+                value: share * 100, unit: "%"))
     }
 
     /// Runs `loads[i]` against `ports[i]`, all at the same time, for `duration`; the results in the same order.

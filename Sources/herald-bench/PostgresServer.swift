@@ -37,7 +37,7 @@ final class PostgresServer: Sendable {
     }
 
     let url: String
-    private let client: PostgresClient
+    let client: PostgresClient
     private let running: Task<Void, Never>
 
     init(url: String) async throws {

@@ -136,6 +136,8 @@ enum Format {
         case "KB": return String(format: "%.1f KB", value)
         case "x": return String(format: "%.2f×", value)
         case "cores": return String(format: "%.2f cores", value)
+        case "statements": return String(format: "%.2f statements", value)
+        case "%": return String(format: "%.1f %%", value)
         case "B": return "\(grouped(value)) B"
         default: return "\(grouped(value)) \(unit)"
         }

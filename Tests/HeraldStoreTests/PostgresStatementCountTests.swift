@@ -44,6 +44,55 @@ struct PostgresStatementCountTests {
         try await store.close()
     }
 
+    /// Issue 40's targets: a group-commit batch of N accepts (counted against a daily limit and a backlog bound, leased)
+    /// and N outcomes of earlier ones (half of them failed: their quota is given back) is one round trip, whatever N:
+    /// one call of `herald_commit_batch`, no `BEGIN` or `COMMIT` (before migration 21: `BEGIN`, four statements,
+    /// `COMMIT`, six). A batch with a dead token keeps its transaction (its devices are deactivated in it).
+    @Test(.enabled(if: PostgresTestDatabase.url != nil))
+    func aBatchOfAcceptsAndOutcomesIsOneRoundTrip() async throws {
+        let store = try await PostgresTestDatabase.makeStore()
+        let devices = (0..<8).map { _ in Fixtures.device().device }
+        for device in devices { try await store.insertDevice(device) }
+        let day = UTCDay(containing: start).description
+        let lease = Lease(owner: "instance-1", expiresAt: start.addingTimeInterval(60))
+        func accepts(_ count: Int) -> [AcceptRequest] {
+            (0..<count).map { index in
+                AcceptRequest(
+                    notification: Fixtures.notification(for: devices[index % devices.count], at: start),
+                    quota: QuotaRequest(day: day, maximum: 10_000, pendingMaximum: 10_000), lease: lease)
+            }
+        }
+        func outcomes(_ accepted: [AcceptRequest]) -> [DeliveryOutcome] {
+            accepted.enumerated().map { index, request in
+                var done = request.notification
+                done.status = index.isMultiple(of: 2) ? .delivered : .failed
+                done.attempts = 1
+                return DeliveryOutcome(notification: done, releasesQuota: done.status == .failed)
+            }
+        }
+        var previous = accepts(1)
+        _ = try await store.commit(WriteBatch(accepts: previous, owner: lease.owner))  // the day's partitions: not counted
+        var costs: [Int] = []
+        for size in [1, 16, 200] {
+            let batch = accepts(size)
+            let before = store.statements.total
+            let decisions = try await store.commit(WriteBatch(accepts: batch, outcomes: outcomes(previous), owner: lease.owner))
+            costs.append(store.statements.total - before)
+            #expect(decisions.count == size)
+            #expect(decisions.allSatisfy { if case .accepted = $0 { true } else { false } })
+            previous = batch
+        }
+        #expect(costs == [1, 1, 1], "round trips per batch of 1, 16 and 200 accepts with as many outcomes: \(costs)")
+        var dead = previous[0].notification
+        dead.status = .failed
+        let before = store.statements.total
+        _ = try await store.commit(
+            WriteBatch(outcomes: [DeliveryOutcome(notification: dead, releasesQuota: true, deadToken: devices[0].token)], owner: lease.owner))
+        #expect(store.statements.total - before == 6, "a dead token: BEGIN, the outcome, the counters locked and written, the deactivation, COMMIT")
+        #expect(try await store.device(id: devices[0].id)?.isActive == false)
+        try await store.close()
+    }
+
     /// Lookups of 40 devices that are not cached, made at once (by id and by USER_ID hash), are answered right by fewer
     /// statements than lookups: concurrent lookups share one (today's code: one each).
     @Test(.enabled(if: PostgresTestDatabase.url != nil))

@@ -166,7 +166,7 @@ public final class GroupCommit: Sendable {
         timeout: Duration, alarm: DeadlineAlarm, givenUp: GivenUpCount
     ) async -> [Result<AcceptDecision?, any Error>] {
         let attempt = CommitAttempt(count: entries.count)
-        let gate = CommitGate { try attempt.passGate() }
+        let gate = CommitGate(deadline: deadline) { try attempt.passGate() }
         let refusal = StoreDeadlineExceeded("the commit", after: timeout)
         return await withCheckedContinuation { continuation in
             let answer = Mutex<CheckedContinuation<[Result<AcceptDecision?, any Error>], Never>?>(continuation)

@@ -55,7 +55,8 @@ extension DeliveryEngine {
     func commit(_ requests: [AcceptRequest]) async throws -> [AcceptDecision] {
         guard let timeout = configuration.storeTimeout else { return try await store.commit(WriteBatch(accepts: requests, owner: instanceID)) }
         let state = FanoutCommit()
-        let gate = CommitGate {
+        let deadline = ContinuousClock.now + timeout
+        let gate = CommitGate(deadline: deadline) {
             try state.withLock { commit in
                 guard !commit.isGivenUp else { throw CommitAbandoned() }
                 commit.isPast = true
@@ -66,7 +67,7 @@ extension DeliveryEngine {
         let deadlines = fanoutDeadlines
         return try await withCheckedThrowingContinuation { continuation in
             state.withLock { $0.waiter = continuation }
-            let token = deadlines.arm(at: .now + timeout) {
+            let token = deadlines.arm(at: deadline) {
                 let waiter = state.withLock { commit -> CheckedContinuation<[AcceptDecision], any Error>? in
                     guard !commit.isPast else { return nil }  // on its way: the commit's own answer comes
                     commit.isGivenUp = true

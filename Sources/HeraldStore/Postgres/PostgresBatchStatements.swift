@@ -3,9 +3,10 @@ import HeraldCore
 import NIOCore
 import PostgresNIO
 
-/// The statements of ``PostgresStore/commit(_:)``: each takes the whole batch as arrays (``PostgresColumn``), so a
-/// batch of any size costs the same statements, and each is prepared once per connection (PostgreSQL parses and plans
-/// it once, not once per batch).
+/// The statements of ``PostgresStore/commit(_:)`` for a batch with a dead token, in one transaction (every other batch
+/// is one call of `herald_commit_batch`, which does the same in the database: ``PostgresCommitStatement``): each takes
+/// the whole batch as arrays (``PostgresColumn``), so a batch of any size costs the same statements, and each is
+/// prepared once per connection (PostgreSQL parses and plans it once, not once per batch).
 enum PostgresBatchStatements {
     /// Creates the counters a batch writes and locks them, in one order on every instance (two batches that count for
     /// the same devices in different orders queue one behind the other instead of deadlocking); returns them as they

@@ -321,6 +321,7 @@ enum PostgresMigrations {
         Migration(
             version: partitionVersion, description: "notifications, answers and events partitioned by day (issue 40, section 4)",
             statements: PostgresStore.partitionMigration),
+        commitBatch,  // PostgresMigrations+CommitBatch.swift
     ]
 
     /// The migration that partitions notifications by day (``PostgresStore/partitionMigration``).

@@ -3,27 +3,38 @@ import HeraldCore
 import PostgresNIO
 
 extension PostgresStore {
-    /// One transaction of a fixed number of statements, whatever the batch's size (``PostgresBatchStatements``): the
-    /// outcomes saved, the counters locked and read, the backlogs counted, then the counters written back and the
-    /// accepted notifications inserted; the accepts are decided in between, in order (``BatchQuotaLedger``). The
-    /// counter rows stay locked until the commit, so concurrent batches for one device (from any instance, on any
-    /// connection) queue there and the quota is exact.
+    /// A batch in one round trip: one call of `herald_commit_batch` (``PostgresCommitStatement``, migration 21), which
+    /// saves the outcomes, locks and reads the counters, counts the backlogs, decides the accepts in order, writes the
+    /// counters back and inserts the accepted notifications, atomically as every single statement is. The counter rows
+    /// stay locked until it ends, so concurrent batches for one device (from any instance, on any connection) queue
+    /// there and the quota is exact. The gate is passed just before the statement is sent (it is the commit); with a
+    /// call deadline (`callTimeout`) the database refuses to write a statement that reaches it after that deadline
+    /// (see ``commitInOneStatement(_:outcomes:)``). A batch with a dead token (its devices are deactivated in the
+    /// same transaction; rare) is written as before: `BEGIN`, the statements of ``PostgresBatchStatements``, `COMMIT`.
     public func commit(_ batch: WriteBatch) async throws -> [AcceptDecision] {
-        let (decisions, deactivated): ([AcceptDecision], [Device.ID])
+        // Outcomes: one per notification (a second one for the same notification would find its lease released).
+        var seen: Set<PushNotification.ID> = []
+        let outcomes = batch.outcomes.filter { seen.insert($0.notification.id).inserted }
         let notifications = batch.accepts.map(\.notification)
         try await ensurePartitions(for: notifications)
+        let inTransaction = outcomes.contains { $0.deadToken != nil }
         let body: @Sendable (PostgresConnection) async throws -> ([AcceptDecision], [Device.ID]) = { [self] connection in
-            let result = try await write(batch, connection)
+            let result = try await write(batch, outcomes: outcomes, connection)
             try batch.gate?.pass()  // throws: rolled back; passed: COMMIT follows
             return result
         }
+        let once: @Sendable () async throws -> ([AcceptDecision], [Device.ID]) = { [self] in
+            if inTransaction { return try await transaction(body) }
+            return (try await commitInOneStatement(batch, outcomes: outcomes), [])
+        }
+        let (decisions, deactivated): ([AcceptDecision], [Device.ID])
         do {
             do {
-                (decisions, deactivated) = try await transaction(body)
+                (decisions, deactivated) = try await once()
             } catch let error as PostgresStoreError where error.sqlState == "23514" && !notifications.isEmpty {
                 // No partition for a notification's day: another instance dropped it (PostgresPartitions.swift).
                 try await ensurePartitions(for: notifications, force: true)
-                (decisions, deactivated) = try await transaction(body)
+                (decisions, deactivated) = try await once()
             }
         } catch let error as PostgresStoreError where error.sqlState == "23503" {
             throw StoreError.notFound("device")  // an accept for a device that is gone: nothing of the batch is written
@@ -33,11 +44,39 @@ extension PostgresStore {
         return decisions
     }
 
-    private func write(_ batch: WriteBatch, _ connection: PostgresConnection) async throws -> ([AcceptDecision], [Device.ID]) {
+    /// The batch as one statement. A deadlock or serialization failure rolled it back entirely: it is sent again, as a
+    /// transaction is. The deadline passed to the database is the earlier of this call's own (now + `callTimeout`)
+    /// and the batch's (``CommitGate/deadline``: when the group commit gives up on it), as seconds since 1970 by this
+    /// machine's clock (instances and the database keep their clocks in step already, for the leases): a statement
+    /// that ends after it (a network that held it, a database that stopped answering) is rolled back there instead of
+    /// being written for a caller who was answered 503 meanwhile, as a transaction given up before its gate was.
+    private func commitInOneStatement(_ batch: WriteBatch, outcomes: [DeliveryOutcome]) async throws -> [AcceptDecision] {
+        let now = ContinuousClock.now
+        let deadline = [callTimeout.map { now + $0 }, batch.gate?.deadline].compactMap { $0 }.min().map { instant in
+            let (seconds, attoseconds) = (instant - now).components
+            return Date().timeIntervalSince1970 + Double(seconds) + Double(attoseconds) / 1e18
+        }
+        let statement = PostgresCommitStatement(outcomes: outcomes, owner: batch.owner, accepts: batch.accepts, deadline: deadline)
+        var attempt = 1
+        while true {
+            try batch.gate?.pass()  // throws: nothing sent; passed: the statement is the commit
+            do {
+                let rows = try await write(statement)
+                guard rows.count == batch.accepts.count, rows.enumerated().allSatisfy({ $0.offset + 1 == $0.element.index }) else {
+                    throw CorruptPostgresRow(detail: "herald_commit_batch answered \(rows.count) decisions for \(batch.accepts.count) accepts")
+                }
+                return rows.map(\.decision)
+            } catch let error as PostgresStoreError where ["40P01", "40001"].contains(error.sqlState) && attempt < 5 {
+                attempt += 1
+            }
+        }
+    }
+
+    /// The batch as statements of one transaction (``PostgresBatchStatements``): a batch with a dead token.
+    private func write(
+        _ batch: WriteBatch, outcomes: [DeliveryOutcome], _ connection: PostgresConnection
+    ) async throws -> ([AcceptDecision], [Device.ID]) {
         typealias Key = BatchQuotaLedger.Key
-        // Outcomes: one per notification (a second one for the same notification would find its lease released).
-        var seen: Set<PushNotification.ID> = []
-        let outcomes = batch.outcomes.filter { seen.insert($0.notification.id).inserted }
         var saved: [PushNotification.ID: String?] = [:]
         if !outcomes.isEmpty {
             let statement = PostgresBatchStatements.SaveOutcomes(outcomes: outcomes, owner: batch.owner)

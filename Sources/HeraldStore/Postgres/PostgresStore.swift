@@ -16,12 +16,12 @@ import Synchronization
 /// whose store closer closes it at shutdown, and the `herald` tools, which open a store for one command) uses it the
 /// same way as the SQLite store, without a service group to run it in.
 ///
-/// The semantics are the SQLite store's, method by method (see the files beside this one): one transaction per
-/// ``commit(_:)`` (the group commit), quota counters by atomic upserts, claims that take leases with
-/// `FOR UPDATE SKIP LOCKED`, and devices cached in memory (``DeviceCache``), each entry dropped on every instance when
-/// any instance writes the device. Several instances on one database work as one: they tell each other what the
-/// tables do not say through `LISTEN`/`NOTIFY` (``PostgresCluster``: where WebSocket clients are connected,
-/// notifications handed over, confirmations, device changes).
+/// The semantics are the SQLite store's, method by method (see the files beside this one): one statement per
+/// ``commit(_:)`` (the group commit's batch, atomic: `herald_commit_batch`), quota counters locked and written in it,
+/// claims that take leases with `FOR UPDATE SKIP LOCKED`, and devices cached in memory (``DeviceCache``), each entry
+/// dropped on every instance when any instance writes the device. Several instances on one database work as one: they
+/// tell each other what the tables do not say through `LISTEN`/`NOTIFY` (``PostgresCluster``: where WebSocket clients
+/// are connected, notifications handed over, confirmations, device changes).
 public final class PostgresStore: HeraldStore {
     let client: PostgresClient
     let devices = DeviceCache()
