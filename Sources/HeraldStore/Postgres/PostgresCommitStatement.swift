@@ -54,7 +54,7 @@ struct PostgresCommitStatement: PostgresPreparedStatement {
         bindings.append(notifications.map(\.id))
         bindings.append(notifications.map(\.deviceID))
         bindings.append(notifications.map(\.pushType.rawValue))
-        bindings.append(notifications.map(\.priority))
+        bindings.append(notifications.map(\.priority.apnsValue))
         try bindings.append(PostgresColumn(notifications.map(\.collapseID)))
         try bindings.append(PostgresBytesColumn(values: notifications.map(\.payload)))
         try bindings.append(PostgresColumn(notifications.map(\.quotaDay)))
