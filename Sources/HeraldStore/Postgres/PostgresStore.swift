@@ -77,6 +77,7 @@ public final class PostgresStore: HeraldStore {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { [presence] in
                     try await PostgresMigrations.migrate(client, logger: logger)
+                    try await PostgresClockCheck.check(client, logger: logger)
                     // One channel per schema: stores in other schemas of the database (tests) are other clusters.
                     let schema = try await client.query("SELECT current_schema()").collect().first?.decode(String.self) ?? "public"
                     try await presence.start(channel: "herald." + schema)
