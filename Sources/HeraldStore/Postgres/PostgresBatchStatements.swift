@@ -97,27 +97,7 @@ enum PostgresBatchStatements {
             bindings.append(counters.map(\.row.total))
             bindings.append(counters.map(\.row.exempt))
             bindings.append(counters.map(\.row.limitAnnounced))
-            let notifications = accepted.map(\.notification)
-            bindings.append(notifications.map(\.id))
-            bindings.append(notifications.map(\.deviceID))
-            bindings.append(notifications.map(\.pushType.rawValue))
-            bindings.append(notifications.map(\.priority.apnsValue))
-            try bindings.append(PostgresColumn(notifications.map(\.collapseID)))
-            try bindings.append(PostgresBytesColumn(values: notifications.map(\.payload)))
-            try bindings.append(PostgresColumn(notifications.map(\.quotaDay)))
-            bindings.append(notifications.map(\.status.rawValue))
-            bindings.append(notifications.map(\.attempts))
-            try bindings.append(PostgresColumn(notifications.map(\.lastError)))
-            try bindings.append(PostgresColumn(notifications.map(\.providerMessageID)))
-            bindings.append(notifications.map(\.createdAt.timeIntervalSince1970))
-            bindings.append(notifications.map(\.updatedAt.timeIntervalSince1970))
-            bindings.append(notifications.map(\.nextAttemptAt.timeIntervalSince1970))
-            bindings.append(notifications.map(\.expiresAt.timeIntervalSince1970))
-            try bindings.append(PostgresColumn(notifications.map(\.liveActivityToken)))
-            try bindings.append(PostgresBytesColumn(values: try notifications.map { try $0.content?.encoded() }))
-            try bindings.append(PostgresColumn(notifications.map(\.renderedBy)))
-            try bindings.append(PostgresColumn(accepted.map(\.lease?.owner)))
-            try bindings.append(PostgresColumn(accepted.map(\.lease?.expiresAt.timeIntervalSince1970)))
+            try bindings.appendNotificationColumns(accepted.map(\.notification), leases: accepted.map(\.lease))
             return bindings
         }
 
@@ -161,5 +141,32 @@ enum PostgresBatchStatements {
         }
 
         func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode((UUID, String?).self) }
+    }
+}
+
+extension PostgresBindings {
+    /// The columns of `notification` for a set-based insert of `notifications` with their `leases` (one each), in the
+    /// order the batch statements' `unnest` reads them (``PostgresBatchStatements`` and the commit function).
+    mutating func appendNotificationColumns(_ notifications: [PushNotification], leases: [Lease?]) throws {
+        append(notifications.map(\.id))
+        append(notifications.map(\.deviceID))
+        append(notifications.map(\.pushType.rawValue))
+        append(notifications.map(\.priority.apnsValue))
+        try append(PostgresColumn(notifications.map(\.collapseID)))
+        try append(PostgresBytesColumn(values: notifications.map(\.payload)))
+        try append(PostgresColumn(notifications.map(\.quotaDay)))
+        append(notifications.map(\.status.rawValue))
+        append(notifications.map(\.attempts))
+        try append(PostgresColumn(notifications.map(\.lastError)))
+        try append(PostgresColumn(notifications.map(\.providerMessageID)))
+        append(notifications.map(\.createdAt.timeIntervalSince1970))
+        append(notifications.map(\.updatedAt.timeIntervalSince1970))
+        append(notifications.map(\.nextAttemptAt.timeIntervalSince1970))
+        append(notifications.map(\.expiresAt.timeIntervalSince1970))
+        try append(PostgresColumn(notifications.map(\.liveActivityToken)))
+        try append(PostgresBytesColumn(values: try notifications.map { try $0.content?.encoded() }))
+        try append(PostgresColumn(notifications.map(\.renderedBy)))
+        try append(PostgresColumn(leases.map(\.?.owner)))
+        try append(PostgresColumn(leases.map(\.?.expiresAt.timeIntervalSince1970)))
     }
 }
