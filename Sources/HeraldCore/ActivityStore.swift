@@ -182,7 +182,10 @@ extension ActivityStore {
         deviceID: Device.ID, slug: String, decideInWriter: Bool,
         _ change: @escaping @Sendable (ActivityRecord?) throws -> (ActivityWrites, Result)
     ) async throws -> Result {
-        try await changeActivity(deviceID: deviceID, slug: slug) { neighbourhood in try change(neighbourhood.record) }
+        try await changeActivity(deviceID: deviceID, slug: slug) { neighbourhood in
+            let (writes, result) = try change(neighbourhood.record)
+            return (writes.only(slug), result)
+        }
     }
 
     /// ``changeActivityRecord(deviceID:slug:decideInWriter:_:)`` with a `change` that may be costly (decided outside
@@ -191,6 +194,13 @@ extension ActivityStore {
         deviceID: Device.ID, slug: String, _ change: @escaping @Sendable (ActivityRecord?) throws -> (ActivityWrites, Result)
     ) async throws -> Result {
         try await changeActivityRecord(deviceID: deviceID, slug: slug, decideInWriter: false, change)
+    }
+}
+
+extension ActivityWrites {
+    /// These writes restricted to the activity `slug` (a change of one activity's row writes no other).
+    public func only(_ slug: String) -> ActivityWrites {
+        ActivityWrites(upserts: upserts.filter { $0.slug == slug }, deletions: deletions.filter { $0 == slug })
     }
 }
 

@@ -45,14 +45,11 @@ extension SQLiteStore {
         deviceID: Device.ID, slug: String, decideInWriter: Bool,
         _ change: @escaping @Sendable (ActivityRecord?) throws -> (ActivityWrites, Result)
     ) async throws -> Result {
-        @Sendable func own(_ writes: ActivityWrites) -> ActivityWrites {
-            ActivityWrites(upserts: writes.upserts.filter { $0.slug == slug }, deletions: writes.deletions.filter { $0 == slug })
-        }
         let read = ActivityRead(deviceID: deviceID, slug: slug, reach: .record)
         guard decideInWriter else {
             return try await self.change(read) { neighbourhood in
                 let (writes, result) = try change(neighbourhood.record)
-                return (own(writes), result)
+                return (writes.only(slug), result)
             }
         }
         let decided = DecidedResult<Result>()
@@ -60,7 +57,7 @@ extension SQLiteStore {
             ActivityWrite(read: read, kind: .decided { record in
                 let (writes, result) = try change(record)
                 decided.value.withLock { $0 = result }
-                return own(writes)
+                return writes.only(slug)
             }))
         guard let result = decided.value.withLock({ $0 }) else { throw StoreError.notFound("activity change") }
         return result
