@@ -44,10 +44,7 @@ struct ActivityDispatcherTests {
         let harness = Harness()
         try await harness.running {
             let device = try await harness.device()
-            try await harness.create("oven", name: "Oven", on: device)
-            try await harness.patch("oven", #"{"state":"ongoing","content":{"template":"generic","progress":0.1}}"#, on: device)
-            await harness.dispatch()
-            try await harness.service.setUpdateToken(Harness.updateToken, slug: "oven", of: device)
+            try await harness.startOven(on: device, reportingToken: true)
             try await harness.patch("oven", #"{"content":{"progress":0.5}}"#, on: device)
             await harness.dispatch()
             try await harness.patch("oven", #"{"state":"ended"}"#, on: device)
@@ -69,10 +66,7 @@ struct ActivityDispatcherTests {
         let harness = Harness()
         try await harness.running {
             let device = try await harness.device()
-            try await harness.create("oven", name: "Oven", on: device)
-            try await harness.patch("oven", #"{"state":"ongoing","content":{"template":"generic","progress":0.1}}"#, on: device)
-            await harness.dispatch()
-            try await harness.service.setUpdateToken(Harness.updateToken, slug: "oven", of: device)
+            try await harness.startOven(on: device, reportingToken: true)
             for progress in ["0.2", "0.3", "0.4"] { try await harness.patch("oven", #"{"content":{"progress":\#(progress)}}"#, on: device) }
             await harness.dispatch()
             let pushes = harness.pushes
@@ -87,9 +81,7 @@ struct ActivityDispatcherTests {
         let harness = Harness()
         try await harness.running {
             let device = try await harness.device()
-            try await harness.create("oven", name: "Oven", on: device)
-            try await harness.patch("oven", #"{"state":"ongoing","content":{"template":"generic","progress":0.1}}"#, on: device)
-            await harness.dispatch()
+            try await harness.startOven(on: device, reportingToken: false)
             try await harness.patch("oven", #"{"content":{"progress":0.7}}"#, on: device)
             #expect(await harness.dispatch() == .done(nextDue: nil), "nothing due: it waits for the token")
             #expect(harness.pushes.count == 1)
@@ -112,10 +104,7 @@ struct ActivityDispatcherTests {
         let harness = Harness()
         try await harness.running {
             let device = try await harness.device()
-            try await harness.create("oven", name: "Oven", on: device)
-            try await harness.patch("oven", #"{"state":"ongoing","content":{"template":"generic","progress":0.1}}"#, on: device)
-            await harness.dispatch()
-            try await harness.service.setUpdateToken(Harness.updateToken, slug: "oven", of: device)
+            try await harness.startOven(on: device, reportingToken: true)
             try await harness.patch("oven", #"{"content":{"progress":0.7}}"#, on: device)
             let now = harness.clock.now()
             let left = try await harness.store.claimDueActivities(at: now, lease: Lease(owner: "herald-a", expiresAt: now + 30), limit: 8)
@@ -140,9 +129,7 @@ struct ActivityDispatcherTests {
         let harness = Harness(results: [.retry(reason: "503 Service Unavailable", after: nil)])
         try await harness.running {
             let device = try await harness.device()
-            try await harness.create("oven", name: "Oven", on: device)
-            try await harness.patch("oven", #"{"state":"ongoing","content":{"template":"generic","progress":0.1}}"#, on: device)
-            await harness.dispatch()
+            try await harness.startOven(on: device, reportingToken: false)
             let pending = try await harness.record("oven", of: device)
             let inFlight = try #require(pending.inFlightNotification)
             #expect(pending.pushedEvent == .start)
@@ -163,10 +150,7 @@ struct ActivityDispatcherTests {
         let harness = Harness()
         try await harness.running {
             let device = try await harness.device()
-            try await harness.create("oven", name: "Oven", on: device)
-            try await harness.patch("oven", #"{"state":"ongoing","content":{"template":"generic","progress":0.1}}"#, on: device)
-            await harness.dispatch()
-            try await harness.service.setUpdateToken(Harness.updateToken, slug: "oven", of: device)
+            try await harness.startOven(on: device, reportingToken: true)
             harness.provider.script(.deadToken(reason: "Unregistered"))
             try await harness.patch("oven", #"{"content":{"progress":0.5}}"#, on: device)
             await harness.dispatch()
@@ -187,10 +171,7 @@ struct ActivityDispatcherTests {
         let harness = Harness()
         try await harness.running {
             let device = try await harness.device()
-            try await harness.create("oven", name: "Oven", on: device)
-            try await harness.patch("oven", #"{"state":"ongoing","content":{"template":"generic","progress":0.1}}"#, on: device)
-            await harness.dispatch()
-            try await harness.service.setUpdateToken(Harness.updateToken, slug: "oven", of: device)
+            try await harness.startOven(on: device, reportingToken: true)
             harness.provider.script(.retry(reason: "503 Service Unavailable", after: nil), .deadToken(reason: "Unregistered"))
             try await harness.patch("oven", #"{"content":{"progress":0.5}}"#, on: device)
             await harness.dispatch()

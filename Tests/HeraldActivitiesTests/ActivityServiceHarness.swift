@@ -95,6 +95,15 @@ final class ActivityServiceHarness: Sendable {
         return try await service.change(.patch(slug: slug, patch, upsert: false), slug: slug, of: device)
     }
 
+    /// The activity "oven" created, started (progress 0.1) and its start pushed; with `reportingToken`, the app's
+    /// update token reported after it.
+    func startOven(on device: Device, reportingToken: Bool) async throws {
+        try await create("oven", name: "Oven", on: device)
+        try await patch("oven", #"{"state":"ongoing","content":{"template":"generic","progress":0.1}}"#, on: device)
+        await dispatch()
+        if reportingToken { try await service.setUpdateToken(Self.updateToken, slug: "oven", of: device) }
+    }
+
     /// The dispatcher's passes until nothing more is due now.
     @discardableResult
     func dispatch() async -> ActivityDispatcher.PassResult {
