@@ -125,7 +125,7 @@ struct GroupCommitDeadlineTests {
 }
 
 /// A store whose first commit stalls, before or after passing its batch's gate, until ``goOn()``.
-private final class StallingStore: NotificationStore {
+private final class StallingStore: CommitOnlyNotificationStore {
     /// `abandonedCall`: the commit throws ``StoreDeadlineExceeded`` at once, as a PostgreSQL call past its own deadline
     /// does, while its statements go on in the background and reach the gate after ``goOn()``.
     enum Stall { case beforeGate, afterGate, never, abandonedCall }
@@ -205,16 +205,4 @@ private final class StallingStore: NotificationStore {
         state.withLock { $0.committed.append(batch) }
         return batch.accepts.map { _ in .accepted(QuotaCounters(), usedUpQuota: false) }
     }
-
-    func claim(_ ids: [PushNotification.ID], lease: Lease, at now: Date) async throws -> [PushNotification] { [] }
-    func claimPending(deviceID: Device.ID, lease: Lease, at now: Date, limit: Int) async throws -> [PushNotification] { [] }
-    func scheduledAttempts(at now: Date, limit: Int) async throws -> [ScheduledAttempt] { [] }
-    func renewLeases(owner: String, until expiry: Date) async throws {}
-    func releaseLeases(owner: String) async throws {}
-    func unpark(platforms: Set<Platform>, at now: Date) async throws -> Int { 0 }
-    func notification(id: PushNotification.ID) async throws -> PushNotification? { nil }
-    func pendingNotifications(deviceID: Device.ID, limit: Int) async throws -> [PushNotification] { [] }
-    func lease(of id: PushNotification.ID) async throws -> Lease? { nil }
-    func quotaCounters(deviceID: Device.ID, day: String) async throws -> QuotaCounters { QuotaCounters() }
-    func outboxDepth(at now: Date, limit: Int) async throws -> OutboxDepth { OutboxDepth(pending: 0, due: 0) }
 }

@@ -55,7 +55,7 @@ struct GroupCommitLaneTests {
 
 /// A store that takes `lanes` batches at once and holds each commit until `meeting` commits are in flight (or, with
 /// 1, yields a few times while in flight); it counts the most in flight at once.
-private final class RendezvousStore: NotificationStore {
+private final class RendezvousStore: CommitOnlyNotificationStore {
     private struct State {
         var inFlight = 0
         var mostInFlight = 0
@@ -92,16 +92,4 @@ private final class RendezvousStore: NotificationStore {
         state.withLock { $0.inFlight -= 1 }
         return batch.accepts.map { _ in .accepted(QuotaCounters(), usedUpQuota: false) }
     }
-
-    func claim(_ ids: [PushNotification.ID], lease: Lease, at now: Date) async throws -> [PushNotification] { [] }
-    func claimPending(deviceID: Device.ID, lease: Lease, at now: Date, limit: Int) async throws -> [PushNotification] { [] }
-    func scheduledAttempts(at now: Date, limit: Int) async throws -> [ScheduledAttempt] { [] }
-    func renewLeases(owner: String, until expiry: Date) async throws {}
-    func releaseLeases(owner: String) async throws {}
-    func unpark(platforms: Set<Platform>, at now: Date) async throws -> Int { 0 }
-    func notification(id: PushNotification.ID) async throws -> PushNotification? { nil }
-    func pendingNotifications(deviceID: Device.ID, limit: Int) async throws -> [PushNotification] { [] }
-    func lease(of id: PushNotification.ID) async throws -> Lease? { nil }
-    func quotaCounters(deviceID: Device.ID, day: String) async throws -> QuotaCounters { QuotaCounters() }
-    func outboxDepth(at now: Date, limit: Int) async throws -> OutboxDepth { OutboxDepth(pending: 0, due: 0) }
 }

@@ -48,4 +48,27 @@ struct ActivityRecordChangeContractTests {
         #expect(try await store.activities(deviceID: device.id).map(\.slug) == ["counter"])
         try await store.close()
     }
+
+    /// `releaseActivityLeases(owner:)`: the dispatcher's start (a killed run's leases) and graceful stop give back the
+    /// owner's activity leases, and only the owner's.
+    @Test(arguments: Backend.available)
+    func releasingAnOwnersLeasesLeavesOtherOwnersLeases(_ backend: Backend) async throws {
+        let store = try await backend.makeStore()
+        let device = Fixtures.device().device
+        try await store.insertDevice(device)
+        let rows = ["a", "b"].map { slug in
+            ActivityRecord(
+                deviceID: device.id, slug: slug, state: "ongoing", priority: 3, createdAt: start, updatedAt: start,
+                document: Data(#"{"slug":"\#(slug)"}"#.utf8), version: 1, pushDueAt: start)
+        }
+        try await store.changeActivities(deviceID: device.id) { _ in (ActivityWrites(upserts: rows), ()) }
+        let expiry = start.addingTimeInterval(30)
+        #expect(try await store.claimDueActivities(at: start, lease: Lease(owner: "herald-a", expiresAt: expiry), limit: 1).count == 1)
+        #expect(try await store.claimDueActivities(at: start, lease: Lease(owner: "herald-b", expiresAt: expiry), limit: 1).count == 1)
+        try await store.releaseActivityLeases(owner: "herald-a")
+        let owners = try await store.activities(deviceID: device.id).map { $0.lease?.owner }
+        #expect(owners.compactMap { $0 } == ["herald-b"], "\(owners)")
+        #expect(owners.count == 2)
+        try await store.close()
+    }
 }
