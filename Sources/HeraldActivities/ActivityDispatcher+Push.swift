@@ -5,19 +5,9 @@ import Logging
 import Synchronization
 
 extension ActivityDispatcher {
-    /// What the device is sent for the changes not yet handed on.
-    struct PreparedPush: Sendable {
-        var version: Int
-        var push: ActivityPush
-        var token: String
-        var message: LiveActivityMessage
-        /// How long the outbox tries it.
-        var lifetime: TimeInterval
-    }
-
     /// What deciding a push found.
     enum Preparation: Sendable {
-        case push(PreparedPush)
+        case push(PreparedActivityPush)
         case nothing
         /// The row names a pending push that the decision was not given: read it and decide again (``push(_:claimed:)``).
         case earlierInFlight
@@ -64,7 +54,7 @@ extension ActivityDispatcher {
         }
     }
 
-    /// Decides the push in a transaction of its own and takes the lease for it (``prepare(_:device:earlierPending:now:)``).
+    /// Decides the push in a transaction of its own and takes the lease for it (``ActivityPushDecider``).
     private func prepare(
         _ key: ActivityKey, device: Device, inFlight: PushNotification.ID?, earlier: PushNotification?, source: PushSource
     ) async throws -> Preparation {
@@ -82,12 +72,12 @@ extension ActivityDispatcher {
             }
             guard record.inFlightNotification == inFlight else { return source == .namedUnread ? .earlierInFlight : .nothing }
             if let earlier, earlier.id == record.inFlightNotification, earlier.status == .expired { Self.expired(&record) }
-            return self.prepare(&record, device: device, earlierPending: earlier?.status == .pending, now: now).map { .push($0) } ?? .nothing
+            return self.decider.decide(&record, device: device, earlierPending: earlier?.status == .pending, now: now).map { .push($0) } ?? .nothing
         } ?? .nothing
     }
 
     /// Hands a decided push on to the send pipeline and writes what it did (decided in the writer: no JSON).
-    private func send(_ prepared: PreparedPush, key: ActivityKey, to device: Device) async throws {
+    func send(_ prepared: PreparedActivityPush, key: ActivityKey, to device: Device) async throws {
         let now = clock.now()
         let draft = NotificationDraft(
             pushType: .liveactivity, priority: prepared.push.apnsPriority, content: prepared.message.content(),
@@ -110,56 +100,10 @@ extension ActivityDispatcher {
         }
     }
 
-    /// Decides the push of a held record (and writes the decision into it): `nil` when there is none to send now.
-    private func prepare(_ record: inout ActivityRecord, device: Device, earlierPending: Bool, now: Date) -> PreparedPush? {
-        record.lease = nil
-        if earlierPending {
-            // After the earlier push: checked again in a second when a newer state waits, else when it may expire.
-            record.pushDueAt = now.addingTimeInterval(record.hasUnpushedChange ? 1 : pushLifetime + 1)
-            return nil
-        }
-        record.inFlightNotification = nil
-        record.pushDueAt = nil
-        guard record.hasUnpushedChange, let activity = try? record.decodedActivity() else { return nil }
-        let ongoingOnDevice = record.pushedState == ActivityState.ongoing.rawValue
-        let event: ActivityEvent?
-        if record.isTombstone || activity.state != .ongoing {
-            event = ongoingOnDevice ? .end : nil
-        } else {
-            event = ongoingOnDevice ? .update : .start
-        }
-        guard let event else {
-            // Nothing the device needs (it never got the activity, or has it ended already).
-            record.pushedVersion = record.version
-            record.pendingPush = nil
-            return nil
-        }
-        var push = record.decodedPendingPush ?? ActivityPush(event: event)
-        push.event = event
-        if event == .end, push.dismissalDate == nil { push.dismissalDate = now }
-        guard let token = event == .start ? device.pushToStartToken : record.updateToken else {
-            return nil  // waits for the token: its arrival makes the activity due
-        }
-        if event == .start { record.updateToken = nil }  // the new activity on the device reports its own
-        let timestamp = LiveActivityTimestamp.next(after: record.pushedTimestamp, now: now)
-        record.pushedTimestamp = timestamp
-        do {
-            let message = try LiveActivityPayload.message(
-                activity: activity, push: push, timestamp: timestamp, attributesType: attributesType, now: now)
-            record.lease = Lease(owner: instanceID, expiresAt: now.addingTimeInterval(leaseDuration))
-            return PreparedPush(version: record.version, push: push, token: token, message: message, lifetime: pushLifetime)
-        } catch {
-            logger.error("An activity's payload does not fit", metadata: ["slug": "\(record.slug)", "bytes": "\(error.bytes)"])
-            record.pushedVersion = record.version
-            record.pendingPush = nil
-            return nil
-        }
-    }
-
     /// Writes what a handed-on push did: the version pushed, its event, what the device now shows, the pending
     /// notification.
     private static func finish(
-        _ record: inout ActivityRecord, _ prepared: PreparedPush, pendingID: PushNotification.ID?, deadToken: Bool, owner: String, now: Date
+        _ record: inout ActivityRecord, _ prepared: PreparedActivityPush, pendingID: PushNotification.ID?, deadToken: Bool, owner: String, now: Date
     ) throws {
         if record.lease?.owner == owner { record.lease = nil }
         record.pushedVersion = max(record.pushedVersion, prepared.version)
