@@ -40,12 +40,19 @@ extension PostgresStore {
         guard !receiptPartitionDays.withLock({ $0.contains(day) }) else { return }
         // In a transaction of its own: one that PostgreSQL aborts for a deadlock (attaching waits for locks) runs again.
         try await transaction { connection in try await self.makeReceiptPartition(day: day, on: connection) }
+        receiptPartitionKnown(day: day)
     }
 
     /// Makes the partition of `day` if it is missing, in the caller's transaction: once this returns, no other instance
-    /// can drop it before the transaction ends (the attach holds a lock on the table that a drop waits for).
+    /// can drop it before the transaction ends. The table is locked first (in the mode an insert takes; a drop needs
+    /// it exclusively), so that a day found there is not dropped between the look and the caller's insert.
     func makeReceiptPartition(day: Int, on connection: PostgresConnection) async throws {
+        try await execute("LOCK TABLE ONLY notification_receipt IN ROW EXCLUSIVE MODE", on: connection)
         try await execute("SELECT herald_receipt_partitions(\([day])::integer[])", on: connection)
+    }
+
+    /// Remembers that `day`'s partition exists (made, or written to), once the transaction that made it committed.
+    func receiptPartitionKnown(day: Int) {
         receiptPartitionDays.withLock { _ = $0.insert(day) }
     }
 

@@ -64,7 +64,9 @@ extension PostgresStore {
         } catch let error as PostgresStoreError where error.sqlState == "23514" && day != nil {
             // No partition for its day: another instance dropped it since. Made again in the insert's own transaction,
             // where no drop can come in between.
-            return try await insertReceipt(receipt, maximumActivePerDevice: maximumActivePerDevice, makingDay: day)
+            let stored = try await insertReceipt(receipt, maximumActivePerDevice: maximumActivePerDevice, makingDay: day)
+            if let day { receiptPartitionKnown(day: day) }
+            return stored
         }
     }
 
