@@ -114,28 +114,43 @@ struct PostgresCommitFunctionTests {
         try await store.close()
     }
 
-    /// A database at version 20 with a device, pending notifications and counters migrates to 21 and takes batches:
-    /// the counters go on from where they were, the pending notifications count against the backlog bound.
+    /// A database at version 20 with a device, pending notifications and counters migrates to 21 (and on) and takes
+    /// batches: the counters go on from where they were, the pending notifications count against the backlog bound.
     @Test(.enabled(if: PostgresTestDatabase.url != nil))
     func anExistingDatabaseMigratesAndGoesOn() async throws {
         let configuration = try await PostgresTestDatabase.freshSchema()
         let device = Fixtures.device().device
         let day = UTCDay(containing: start).description
         let old = (0..<3).map { _ in Fixtures.notification(for: device, at: start) }
-        do {
-            let store = try await PostgresTestDatabase.openStore(configuration)
-            try await store.insertDevice(device)
-            _ = try await store.commit(
-                WriteBatch(accepts: old.map { AcceptRequest(notification: $0, quota: QuotaRequest(day: day, maximum: 5)) }, owner: "a"))
-            try await store.close()
-        }
         try await PostgresTestDatabase.withClient(configuration) { client in
-            _ = try await client.query("DROP FUNCTION herald_commit_batch")
-            _ = try await client.query("DELETE FROM schema_version WHERE version = 21")
+            // What version 20's store wrote for three accepts of a limit of 5: the notifications and the day's counters.
+            try await PostgresMigrations.migrate(client, through: PostgresMigrations.commitBatch.version - 1)
             #expect(try await PostgresMigrations.currentVersion(client) == 20)
+            try await client.query(
+                """
+                INSERT INTO device (id, user_id_hash, secret_hash, platform, environment, token, is_active, created_at, updated_at)
+                VALUES (\(device.id), \(device.userIDHash), \(device.secretHash), \(device.platform.rawValue),
+                    \(device.environment.rawValue), \(device.token), true, \(device.createdAt.timeIntervalSince1970),
+                    \(device.updatedAt.timeIntervalSince1970))
+                """)
+            let days = [Int(start.timeIntervalSince1970 / 86_400)]
+            try await client.query("SELECT herald_notification_partitions(\(days)::integer[])")
+            for notification in old {
+                try await client.query(
+                    """
+                    INSERT INTO notification (id, device_id, push_type, priority, collapse_id, payload, quota_day, status, attempts,
+                        created_at, updated_at, next_attempt_at, expires_at)
+                    VALUES (\(notification.id), \(notification.deviceID), \(notification.pushType.rawValue), \(notification.priority.apnsValue),
+                        \(notification.collapseID), \(notification.payload), \(notification.quotaDay), 'pending', 0,
+                        \(notification.createdAt.timeIntervalSince1970), \(notification.updatedAt.timeIntervalSince1970),
+                        \(notification.nextAttemptAt.timeIntervalSince1970), \(notification.expiresAt.timeIntervalSince1970))
+                    """)
+            }
+            try await client.query(
+                "INSERT INTO quota_counter (device_id, day, attempts, successful, errors, total) VALUES (\(device.id), \(day), 3, 3, 0, 3)")
         }
         let store = try await PostgresTestDatabase.openStore(configuration)
-        #expect(try await store.schemaVersion() == 21)
+        #expect(try await store.schemaVersion() == PostgresMigrations.latestVersion)
         let more = (0..<4).map { _ in
             AcceptRequest(notification: Fixtures.notification(for: device, at: start), quota: QuotaRequest(day: day, maximum: 5, pendingMaximum: 4))
         }

@@ -131,6 +131,7 @@ public protocol ReceiptStore: Sendable {
     /// receipt is still active, and releases the lease; returns whether it was saved.
     @discardableResult
     func completeReceiptRepeat(_ receipt: Receipt, owner: String) async throws -> Bool
-    /// Deletes at most `limit` receipts that ended before `cutoff`; returns how many.
+    /// Deletes at most `limit` receipts that ended before `cutoff`; returns how many. Never an active one. A backend may
+    /// keep one up to about a day longer to delete it with its day's receipts at once, more than `limit` then (PostgreSQL).
     func deleteEndedReceipts(before cutoff: Date, limit: Int) async throws -> Int
 }

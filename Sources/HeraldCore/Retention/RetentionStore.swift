@@ -14,7 +14,8 @@ public protocol RetentionStore: Sendable {
     /// Deletes at most `limit` scheduled sends that are finished (`sent`, `failed`) and last changed before
     /// `finishedBefore`, or `canceled` before `canceledBefore`; returns how many.
     func deleteFinishedScheduledSends(finishedBefore: Date, canceledBefore: Date, limit: Int) async throws -> Int
-    /// Deletes at most `limit` receipts (repeats until acknowledged) that ended before `cutoff`; returns how many.
+    /// Deletes at most `limit` receipts (repeats until acknowledged) that ended before `cutoff`; returns how many
+    /// (``ReceiptStore/deleteEndedReceipts(before:limit:)``: never an active one; PostgreSQL drops them by day).
     func deleteEndedReceipts(before cutoff: Date, limit: Int) async throws -> Int
     /// Gives free space back to the file system where the backend holds on to it (SQLite: an incremental vacuum of
     /// the free pages beyond a reserve of a tenth of the file); nothing where the backend does that itself.

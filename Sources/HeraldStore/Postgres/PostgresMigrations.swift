@@ -322,6 +322,7 @@ enum PostgresMigrations {
             version: partitionVersion, description: "notifications, answers and events partitioned by day (issue 40, section 4)",
             statements: PostgresStore.partitionMigration),
         commitBatch,  // PostgresMigrations+CommitBatch.swift
+        receiptPartitions,  // PostgresMigrations+ReceiptPartitions.swift
     ]
 
     /// The migration that partitions notifications by day (``PostgresStore/partitionMigration``).

@@ -4,9 +4,10 @@ import PostgresNIO
 
 /// Receipts (issue 39, section 3: repeats until acknowledged) on PostgreSQL: due repeats claimed with
 /// `FOR UPDATE SKIP LOCKED` and a lease, so that with several instances each repeat is sent by one, and a crashed
-/// instance's are taken by another once its lease expires.
+/// instance's are taken by another once its lease expires. Since migration 22 the table is partitioned by the day a
+/// receipt was created on, and retention drops a day whole (PostgresReceiptPartitions.swift).
 extension PostgresStore {
-    /// The statements of migration 15.
+    /// The statements of migration 15 (migration 22 made the table partitioned, with the same columns and indexes).
     static let receiptSchema: [String] = [
         """
         CREATE TABLE notification_receipt (
@@ -56,7 +57,23 @@ extension PostgresStore {
     }
 
     public func insertReceipt(_ receipt: Receipt, maximumActivePerDevice: Int) async throws -> Bool {
+        let day = Self.partitionDay(of: receipt.createdAt.timeIntervalSince1970)
+        if let day { try await ensureReceiptPartition(day: day) }
+        do {
+            return try await insertReceipt(receipt, maximumActivePerDevice: maximumActivePerDevice, makingDay: nil)
+        } catch let error as PostgresStoreError where error.sqlState == "23514" && day != nil {
+            // No partition for its day: another instance dropped it since. Made again in the insert's own transaction,
+            // where no drop can come in between.
+            let stored = try await insertReceipt(receipt, maximumActivePerDevice: maximumActivePerDevice, makingDay: day)
+            if let day { receiptPartitionKnown(day: day) }
+            return stored
+        }
+    }
+
+    /// Inserts `receipt` in one transaction, first making the partition of `makingDay` if it is given.
+    private func insertReceipt(_ receipt: Receipt, maximumActivePerDevice: Int, makingDay: Int?) async throws -> Bool {
         try await transaction { connection in
+            if let makingDay { try await self.makeReceiptPartition(day: makingDay, on: connection) }
             // The device's row, locked: two instances sending to one device count one after the other.
             guard try await !self.execute("SELECT id FROM device WHERE id = \(receipt.deviceID) FOR UPDATE", on: connection).isEmpty else {
                 throw StoreError.notFound("device")
@@ -154,8 +171,8 @@ extension PostgresStore {
         return try await write(
             """
             UPDATE notification_receipt SET lease_owner = \(lease.owner), lease_expires_at = \(lease.expiresAt.timeIntervalSince1970)
-            WHERE id IN (
-                SELECT id FROM notification_receipt
+            WHERE (id, created_at) IN (
+                SELECT id, created_at FROM notification_receipt
                 WHERE status = 'active' AND next_repeat_at <= \(seconds) AND (lease_owner IS NULL OR lease_expires_at <= \(seconds))
                     AND (notification_id IS NOT NULL OR created_at <= \(unsent))
                 ORDER BY next_repeat_at LIMIT \(limit) FOR UPDATE SKIP LOCKED)
@@ -165,26 +182,27 @@ extension PostgresStore {
     }
 
     public func completeReceiptRepeat(_ receipt: Receipt, owner: String) async throws -> Bool {
-        try await !write(
+        // Its creation time, within a millisecond (a `Date` made from the stored seconds may give back the last bit
+        // otherwise), narrows the statement to its day's partition.
+        let created = receipt.createdAt.timeIntervalSince1970
+        return try await !write(
             """
             UPDATE notification_receipt SET repeats_sent = \(receipt.repeatsSent),
                 next_repeat_at = \(receipt.nextRepeatAt.timeIntervalSince1970), lease_owner = NULL, lease_expires_at = NULL
-            WHERE id = \(receipt.id) AND lease_owner = \(owner) AND status = 'active'
+            WHERE id = \(receipt.id) AND created_at BETWEEN \(created - 0.001) AND \(created + 0.001) AND lease_owner = \(owner)
+                AND status = 'active'
             RETURNING id
             """
         ).isEmpty
     }
 
+    /// Drops the days whose receipts all ended before `cutoff` (ended before it themselves), then deletes up to `limit`
+    /// ended receipts of the days that hold an active one, as rows (PostgresReceiptPartitions.swift: the rule). An
+    /// active receipt is never deleted, however old. A busy table: nothing more this pass, the next one tries again.
     public func deleteEndedReceipts(before cutoff: Date, limit: Int) async throws -> Int {
         let seconds = cutoff.timeIntervalSince1970
-        let any = try await read("SELECT EXISTS (SELECT 1 FROM notification_receipt WHERE status != 'active' AND ended_at < \(seconds))")
-        guard try any.first?.decode(Bool.self) == true else { return 0 }
-        return try await write(
-            """
-            DELETE FROM notification_receipt WHERE id IN (
-                SELECT id FROM notification_receipt WHERE status != 'active' AND ended_at < \(seconds) LIMIT \(limit) FOR UPDATE SKIP LOCKED)
-            RETURNING id
-            """
-        ).count
+        let days = try await dropEndedReceiptDays(before: seconds)
+        guard !days.busy, !days.active.isEmpty else { return days.dropped }
+        return days.dropped + (try await deleteEndedReceiptRows(ofDays: days.active, before: seconds, limit: limit))
     }
 }

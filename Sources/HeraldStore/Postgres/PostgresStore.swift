@@ -40,6 +40,10 @@ public final class PostgresStore: HeraldStore {
     let partitionDays = Mutex<Set<Int>>([])
     /// How many notifications retention deleted as rows rather than with their day's partition (tests).
     let rowDeletions = StatementCount()
+    /// The days whose receipt partitions this store made or found, and how many receipts retention deleted as rows
+    /// (tests) (PostgresReceiptPartitions.swift).
+    let receiptPartitionDays = Mutex<Set<Int>>([])
+    let receiptRowDeletions = StatementCount()
     /// Device lookups that missed the cache, one statement per batch (PostgresDeviceReads.swift).
     let deviceReads: Batcher<DeviceKey, Device?>
 
