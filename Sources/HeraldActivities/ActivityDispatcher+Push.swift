@@ -77,7 +77,7 @@ extension ActivityDispatcher {
     }
 
     /// Hands a decided push on to the send pipeline and writes what it did (decided in the writer: no JSON).
-    func send(_ prepared: PreparedActivityPush, key: ActivityKey, to device: Device) async throws {
+    private func send(_ prepared: PreparedActivityPush, key: ActivityKey, to device: Device) async throws {
         let now = clock.now()
         let draft = NotificationDraft(
             pushType: .liveactivity, priority: prepared.push.apnsPriority, content: prepared.message.content(),

@@ -42,10 +42,8 @@ public final class ActivityDispatcher: Service, Sendable {
     /// How long an activity push may wait in the outbox before it is dropped (a newer state is sent instead).
     var pushLifetime: TimeInterval { decider.pushLifetime }
     let signal: ActivityWakeSignal
-    /// Decides an activity's push (here and in the changes that hand theirs over).
+    /// Decides an activity's push on its row.
     let decider: ActivityPushDecider
-    /// The pushes changes on this instance decided in their own write (``ActivityService``'s `handOver`).
-    public let handOver: ActivityHandOver
     /// Activities changed on this instance since the last pass (``wake(_:)``), pushed without a claim.
     let woken = Mutex<Set<ActivityKey>>([])
     /// Consecutive failures per activity (device, slug), for the back-off and for logging a failure once.
@@ -72,11 +70,9 @@ public final class ActivityDispatcher: Service, Sendable {
         self.pollInterval = pollInterval
         self.settled = settled
         self.logger = logger
-        let signal = ActivityWakeSignal()
-        self.signal = signal
+        signal = ActivityWakeSignal()
         decider = ActivityPushDecider(
             attributesType: attributesType, owner: instanceID, leaseDuration: 30, pushLifetime: 600, logger: logger)
-        handOver = ActivityHandOver(decider: decider) { signal.wake() }
     }
 
     /// Makes the next pass run now.
@@ -128,17 +124,14 @@ public final class ActivityDispatcher: Service, Sendable {
         case done(nextDue: Date?)
     }
 
-    /// The pushes this instance's changes decided (``handOver``), the activities they named (without a claim), then
-    /// one claim and the work on what it took.
+    /// The activities this instance's changes named (without a claim), then one claim and the work on what it took.
     public func pass() async -> PassResult {
-        let decided = handOver.takeWaiting()
         let named = woken.withLock { woken in
             defer { woken.removeAll() }
             return woken
         }
-        if !decided.isEmpty || !named.isEmpty {
+        if !named.isEmpty {
             await withDiscardingTaskGroup { group in
-                for push in decided { group.addTask { await self.work(onDecided: push) } }
                 for key in named { group.addTask { await self.work(onNamed: key) } }
             }
         }
@@ -165,12 +158,6 @@ public final class ActivityDispatcher: Service, Sendable {
     /// instance pushes it then). Its server-managed behaviours are left to the claims.
     private func work(onNamed key: ActivityKey) async {
         await attempt(key) { try await self.pushNamed(key) }
-    }
-
-    /// A push a change on this instance decided and holds the lease for: sent, its outcome written.
-    private func work(onDecided decided: ActivityHandOver.Decided) async {
-        await attempt(decided.key) { try await self.send(decided.push, key: decided.key, to: decided.device) }
-        handOver.sent(decided.key)
     }
 
     /// Everything due for one activity claimed by this instance's lease.

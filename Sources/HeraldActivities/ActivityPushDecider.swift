@@ -13,10 +13,9 @@ struct PreparedActivityPush: Sendable {
     var lifetime: TimeInterval
 }
 
-/// Decides the push of one activity's row (the one rule, used by the dispatcher's passes and by a client's change that
-/// hands its push over directly, ``ActivityHandOver``): which event the device needs (start, update or end, from what
-/// it was last sent), to which token, with the next `aps.timestamp`, and the lease that holds the activity until the
-/// push's outcome is written. Pure but for the log line of a payload that does not fit.
+/// Decides the push of one activity's row (``ActivityDispatcher``): which event the device needs (start, update or end,
+/// from what it was last sent), to which token, with the next `aps.timestamp`, and the lease that holds the activity
+/// until the push's outcome is written. Pure but for the log line of a payload that does not fit.
 struct ActivityPushDecider: Sendable {
     let attributesType: String
     /// The instance the lease names.

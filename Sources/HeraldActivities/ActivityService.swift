@@ -19,21 +19,17 @@ public struct ActivityService: Sendable {
     /// Called when a change leaves an activity settled for an approval card's long polls
     /// (`GET /activities/{slug}?wait=N`, ``ApprovalRules/isSettled(_:)``).
     let settled: @Sendable (ActivityKey) -> Void
-    /// Where a change that decides its activity's push in its own write hands it (``ActivityDispatcher/handOver``);
-    /// without one, every push is decided by the dispatcher after the change.
-    let handOver: ActivityHandOver?
 
     public init(
         store: any ActivityStore & DeviceStore, rules: ActivityRules = ActivityRules(), clock: any WallClock,
         logger: Logger = Logger(label: "herald.activities"), settled: @escaping @Sendable (ActivityKey) -> Void = { _ in },
-        handOver: ActivityHandOver? = nil, wake: @escaping @Sendable ([ActivityKey]) -> Void
+        wake: @escaping @Sendable ([ActivityKey]) -> Void
     ) {
         self.store = store
         self.rules = rules
         self.clock = clock
         self.logger = logger
         self.settled = settled
-        self.handOver = handOver
         self.wake = wake
     }
 
@@ -60,45 +56,24 @@ public struct ActivityService: Sendable {
     public func change(_ change: ActivityChange, slug: String, of device: Device, mayCreate: Bool = true) async throws(ActivityProblem)
         -> ActivityOutcome
     {
-        let now = clock.now()
         let decision = ActivityDecision(
             rules: rules, change: change, slug: slug, deviceID: device.id, mayCreate: mayCreate, canPushToStart: device.pushToStartToken != nil,
-            now: now)
-        let handOver = handOver
-        let (outcome, decided): (ActivityOutcome, PreparedActivityPush?) = try await storeCall {
+            now: clock.now())
+        let outcome: ActivityOutcome = try await storeCall {
             do {
-                return try await store.changeActivityRecord(deviceID: device.id, slug: slug) { record in
-                    Self.handingOver(try decision.onRecord(record), slug: slug, to: handOver, device: device, now: now)
-                }
+                return try await store.changeActivityRecord(deviceID: device.id, slug: slug) { record in try decision.onRecord(record) }
             } catch is ActivityDecision.NeedsNeighbourhood {
                 return try await store.changeActivity(deviceID: device.id, slug: slug) { neighbourhood in
-                    Self.handingOver(try decision.onNeighbourhood(neighbourhood), slug: slug, to: handOver, device: device, now: now)
+                    try decision.onNeighbourhood(neighbourhood)
                 }
             }
         }
-        let key = ActivityKey(deviceID: device.id, slug: slug)
-        var named = outcome.evictions.map { ActivityKey(deviceID: device.id, slug: $0.activity.slug) }
-        if outcome.push != nil {
-            let handedOver = decided.map { handOver?.offer(ActivityHandOver.Decided(key: key, push: $0, device: device)) == true } ?? false
-            if !handedOver { named.insert(key, at: 0) }
+        if outcome.push != nil || !outcome.evictions.isEmpty {
+            let evicted = outcome.evictions.map { ActivityKey(deviceID: device.id, slug: $0.activity.slug) }
+            wake((outcome.push != nil ? [ActivityKey(deviceID: device.id, slug: slug)] : []) + evicted)
         }
-        if !named.isEmpty { wake(named) }
         if ApprovalRules.isSettled(outcome.activity) { settled(ActivityKey(deviceID: device.id, slug: slug)) }
         return outcome
-    }
-
-    /// A decided change with its push decided too, in the same write, when the change has one and may decide it
-    /// (``ActivityHandOver/decide(_:device:now:)``).
-    static func handingOver(
-        _ decided: (ActivityWrites, ActivityOutcome), slug: String, to handOver: ActivityHandOver?, device: Device, now: Date
-    ) -> (ActivityWrites, (ActivityOutcome, PreparedActivityPush?)) {
-        var writes = decided.0
-        let outcome = decided.1
-        guard outcome.push != nil, let handOver, let index = writes.upserts.firstIndex(where: { $0.slug == slug }) else {
-            return (writes, (outcome, nil))
-        }
-        let push = handOver.decide(&writes.upserts[index], device: device, now: now)
-        return (writes, (outcome, push))
     }
 
     /// What an outcome writes: the activity (or its tombstone, or its deletion) and each evicted activity (one of

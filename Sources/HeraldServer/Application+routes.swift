@@ -108,8 +108,7 @@ func buildRouters(_ routes: RouteDependencies) -> (http: Router<HeraldRequestCon
     if let activities {  // PushWard's activities (issue 31): PushWardActivities/
         let approvals = routes.approvalWaiters ?? ApprovalWaiters(store: routes.store)
         let service = ActivityService(
-            store: routes.store, clock: routes.clock, logger: routes.logger, settled: { approvals.answered($0) }, handOver: activities.handOver,
-            wake: { activities.wake($0) })
+            store: routes.store, clock: routes.clock, logger: routes.logger, settled: { approvals.answered($0) }, wake: { activities.wake($0) })
         PushWardActivitiesController(
             service: service, authorizer: authorizer, bodyLimit: routes.bodyLimit,
             writeLimiter: routes.activityWrites ?? ActivityWriteLimiter(clock: routes.clock), approvalWaiters: approvals

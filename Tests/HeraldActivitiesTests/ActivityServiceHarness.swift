@@ -52,7 +52,7 @@ final class ActivityServiceHarness: Sendable {
             settled: { key in recorder.settled.withLock { $0.append(key) } }, logger: logger)
         let dispatcher = dispatcher
         service = ActivityService(
-            store: store, clock: clock, logger: logger, handOver: dispatcher.handOver,
+            store: store, clock: clock, logger: logger,
             wake: { keys in
                 recorder.wakes.withLock { $0 += 1 }
                 dispatcher.wake(keys)
@@ -110,16 +110,6 @@ final class ActivityServiceHarness: Sendable {
         var result = await dispatcher.pass()
         while result == .more { result = await dispatcher.pass() }
         return result
-    }
-
-    /// Writes `lease` into the activity's row, as a claim that nothing here knows of does (another instance's, a
-    /// killed run's).
-    func hold(_ slug: String, of device: Device, lease: Lease) async throws {
-        _ = try await store.changeActivityRecord(deviceID: device.id, slug: slug) { record in
-            guard var record else { return (ActivityWrites(), ()) }
-            record.lease = lease
-            return (ActivityWrites(upserts: [record]), ())
-        }
     }
 
     func record(_ slug: String, of device: Device) async throws -> ActivityRecord {
