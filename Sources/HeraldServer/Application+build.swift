@@ -45,9 +45,15 @@ public func buildApplication(
     }
     var configuration = configuration
     // Each provider's server-held secrets (Web Push's VAPID key), made or loaded before the providers are built.
-    for entry in catalog { try await entry.prepareSecrets(&configuration, store: store, logger: logger) }
+    for entry in catalog {
+        try await StartUpStep.run("preparing the providers' secrets", logger: logger) {
+            try await entry.prepareSecrets(&configuration, store: store, logger: logger)
+        }
+    }
     let profiles = ProviderProfiles(try catalog.map { try $0.profile(configuration) }, fallback: .apns)
-    try await StoredTokenSweep.run(store: store, providers: profiles, clock: clock, logger: logger)
+    try await StartUpStep.run("checking the stored tokens", logger: logger) {
+        try await StoredTokenSweep.run(store: store, providers: profiles, clock: clock, logger: logger)
+    }
     let renderers = profiles.renderers(otherwise: APNsRenderer())
     let metrics = HeraldMetrics(enabled: configuration.metrics)
     var providers: [any PushProvider] = []
