@@ -248,8 +248,11 @@ struct PostgresReceiptPartitionTests {
         #expect(partitions[12...].allSatisfy { $0 == 3 }, "partitions per round: \(partitions)")
         // At most two days of 100 receipts, and the active one.
         #expect(rows[12...].max()! <= 2 * 100 + 1, "rows per round: \(rows)")
+        // A day's partition holds the dead versions of its ended receipts until autovacuum visits it, which varies from
+        // run to run (a full run once measured 1.10× the settled size); without the drops the table would grow to ten
+        // times it.
         let settled = bytes[8..<12].max()!
-        #expect(bytes[12...].max()! <= settled + settled / 10, "bytes per round: \(bytes)")
+        #expect(bytes[12...].max()! <= settled + settled / 2, "bytes per round: \(bytes)")
         #expect(try await store.receipt(id: held.id) == held)
         #expect(store.receiptRowDeletions.total == 4 * 25)
         try await store.close()
