@@ -30,7 +30,6 @@ public final class ActivityDispatcher: Service, Sendable {
     let pipeline: SendPipeline
     let rules: ActivityRules
     let clock: any WallClock
-    let attributesType: String
     let instanceID: String
     let logger: Logger
     /// The longest sleep between passes (another instance's changes are seen within it).
@@ -65,7 +64,6 @@ public final class ActivityDispatcher: Service, Sendable {
         self.pipeline = pipeline
         self.rules = rules
         self.clock = clock
-        self.attributesType = attributesType
         self.instanceID = instanceID
         self.pollInterval = pollInterval
         self.settled = settled

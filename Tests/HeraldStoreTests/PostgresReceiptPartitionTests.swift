@@ -86,7 +86,7 @@ struct PostgresReceiptPartitionTests {
 
         let store = try await PostgresTestDatabase.openStore(configuration)
         #expect(try await store.schemaVersion() == PostgresMigrations.latestVersion)
-        #expect(try await store.receiptPartitionedDays() == [startDay - 2, startDay - 1, startDay])
+        #expect(try await store.partitionedDays(of: "notification_receipt") == [startDay - 2, startDay - 1, startDay])
         #expect(try await Self.partitionCount(in: store) == 3)
         #expect(try await !Self.exists("notification_receipt_v21", in: store))
         for receipt in receipts {
@@ -135,12 +135,12 @@ struct PostgresReceiptPartitionTests {
         _ = try await store.endReceipt(id: dayZero[1].id, .expired, at: start + 7_200)
         _ = try await store.endReceipt(id: dayOneEnded[0].id, .canceled(reason: "canceled_by_sender"), at: start + day + 200)
         _ = try await store.endReceipt(id: dayOneEnded[1].id, .expired, at: start + day + 3_780)
-        #expect(try await store.receiptPartitionedDays() == [startDay, startDay + 1])
+        #expect(try await store.partitionedDays(of: "notification_receipt") == [startDay, startDay + 1])
 
         // Three days later: day 0 goes whole (2), day 1's two ended receipts go as rows.
         let cutoff = start + 3 * day
         #expect(try await store.deleteEndedReceipts(before: cutoff, limit: 100) == 4)
-        #expect(try await store.receiptPartitionedDays() == [startDay + 1])
+        #expect(try await store.partitionedDays(of: "notification_receipt") == [startDay + 1])
         #expect(try await Self.partitionCount(in: store) == 1)
         #expect(try await !Self.exists("notification_receipt_d\(startDay)", in: store))
         #expect(store.receiptRowDeletions.total == 2)
@@ -156,7 +156,7 @@ struct PostgresReceiptPartitionTests {
         // Expired at the cutoff: its day goes once the cutoff passed its end, not before.
         _ = try await store.endReceipt(id: active.id, .expired, at: cutoff)
         #expect(try await store.deleteEndedReceipts(before: cutoff, limit: 100) == 0)
-        #expect(try await store.receiptPartitionedDays() == [startDay + 1])
+        #expect(try await store.partitionedDays(of: "notification_receipt") == [startDay + 1])
         #expect(try await store.deleteEndedReceipts(before: cutoff + 60, limit: 100) == 1)
         #expect(try await Self.partitionCount(in: store) == 0)
         #expect(store.receiptRowDeletions.total == 2)
@@ -187,14 +187,14 @@ struct PostgresReceiptPartitionTests {
         #expect(try await first.insertReceipt(ended, maximumActivePerDevice: 25))
         _ = try await first.endReceipt(id: ended.id, .expired, at: start + 3_660)
         #expect(try await second.deleteEndedReceipts(before: start + 2 * day, limit: 100) == 1)
-        #expect(try await first.receiptPartitionedDays() == [])
+        #expect(try await first.partitionedDays(of: "notification_receipt") == [])
 
         // The first instance made the day's partition before; it does not know that it is gone.
         #expect(first.receiptPartitionDays.withLock { $0.contains(startDay) })
         let late = Self.receipt(for: device, at: start + 120)
         #expect(try await first.insertReceipt(late, maximumActivePerDevice: 25))
         #expect(try await second.receipt(id: late.id) == late)
-        #expect(try await first.receiptPartitionedDays() == [startDay])
+        #expect(try await first.partitionedDays(of: "notification_receipt") == [startDay])
         // And the instance that dropped it writes to it too.
         let another = Self.receipt(for: device, at: start + 180)
         #expect(try await second.insertReceipt(another, maximumActivePerDevice: 25))

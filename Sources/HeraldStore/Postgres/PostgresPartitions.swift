@@ -151,16 +151,18 @@ extension PostgresStore {
         partitionDays.withLock { $0.formUnion(missing) }
     }
 
-    /// The days that have partitions, oldest first.
-    func partitionedDays() async throws -> [Int] {
-        try await read(
+    /// The days that have partitions of `parent` (`notification`, or `notification_receipt`: partitions named
+    /// `<parent>_d<day>`), oldest first.
+    func partitionedDays(of parent: String = "notification") async throws -> [Int] {
+        let prefix = parent + "_d"
+        return try await read(
             """
             SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-            WHERE i.inhparent = 'notification'::regclass
+            WHERE i.inhparent = \(parent)::regclass
             """
         ).compactMap { row in
             let name = try row.decode(String.self)
-            return name.hasPrefix("notification_d") ? Int(name.dropFirst("notification_d".count)) : nil
+            return name.hasPrefix(prefix) ? Int(name.dropFirst(prefix.count)) : nil
         }.sorted()
     }
 

@@ -56,20 +56,6 @@ extension PostgresStore {
         receiptPartitionDays.withLock { _ = $0.insert(day) }
     }
 
-    /// The days that have a partition of receipts, oldest first.
-    func receiptPartitionedDays() async throws -> [Int] {
-        let prefix = "notification_receipt_d"
-        return try await read(
-            """
-            SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-            WHERE i.inhparent = 'notification_receipt'::regclass
-            """
-        ).compactMap { row in
-            let name = try row.decode(String.self)
-            return name.hasPrefix(prefix) ? Int(name.dropFirst(prefix.count)) : nil
-        }.sorted()
-    }
-
     /// What a pass found in the receipts' days: how many receipts went with their day, the days that hold an active
     /// receipt (their ended ones go as rows), and whether a drop found the table busy (then nothing more this pass).
     struct ReceiptDays {
@@ -82,7 +68,7 @@ extension PostgresStore {
     /// table could not be locked within a second (busy: the next pass tries again).
     func dropEndedReceiptDays(before cutoff: Double) async throws -> ReceiptDays {
         var days = ReceiptDays()
-        for day in try await receiptPartitionedDays() {
+        for day in try await partitionedDays(of: "notification_receipt") {
             let partition = Self.receiptPartition(day: day)
             // Through the partial indexes of active receipts and of ended ones' ends: no scan.
             let facts: PostgresQuery = """
