@@ -4,7 +4,7 @@ import HeraldCore
 
 extension SQLiteStore {
     public func insertAPIToken(_ token: APIToken, maximumActive: Int) async throws -> APITokenInsertOutcome {
-        try await write { db in
+        let outcome: APITokenInsertOutcome = try await write { db in
             let deviceID = token.deviceID.databaseString
             guard try Bool.fetchOne(db, sql: "SELECT 1 FROM device WHERE id = ?", arguments: [deviceID]) != nil else {
                 throw StoreError.notFound("device")
@@ -30,13 +30,21 @@ extension SQLiteStore {
                 ])
             return .inserted
         }
+        apiTokenCache.forgetAll()  // after the write: a lookup that read before it cannot put the old state back
+        return outcome
     }
 
+    /// Kept for a moment (``APITokenCache``): a revocation here is seen at once, one by another process within its
+    /// time to live.
     public func apiToken(tokenHash: String) async throws -> APIToken? {
-        try await read { db in
+        if let cached = apiTokenCache.token(hash: tokenHash) { return cached }
+        let generation = apiTokenCache.generation
+        let token = try await read { db in
             try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM api_token WHERE token_hash = ?"), arguments: [tokenHash])
                 .map(Self.apiToken)
         }
+        if let token { apiTokenCache.remember(token, readSince: generation) }
+        return token
     }
 
     public func apiTokens(deviceID: Device.ID) async throws -> [APIToken] {
@@ -49,7 +57,8 @@ extension SQLiteStore {
     }
 
     public func revokeAPIToken(_ selector: APITokenSelector, deviceID: Device.ID, at date: Date) async throws -> APIToken? {
-        try await write { db in
+        defer { apiTokenCache.forgetAll() }  // after the write (a lookup that read before it cannot put the token back)
+        return try await write { db in
             let (column, value): (String, String) =
                 switch selector {
                 case .id(let id): ("id", id.databaseString)
@@ -70,6 +79,7 @@ extension SQLiteStore {
     }
 
     public func touchAPIToken(id: APIToken.ID, at date: Date) async throws {
+        defer { apiTokenCache.forget(id: id) }
         try await write { db in
             try db.cachedStatement(sql: "UPDATE api_token SET last_used_at = ? WHERE id = ?")
                 .execute(arguments: [date.timeIntervalSince1970, id.databaseString])

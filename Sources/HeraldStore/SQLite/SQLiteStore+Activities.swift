@@ -17,13 +17,14 @@ extension SQLiteStore {
     public func changeActivities<Result: Sendable>(
         deviceID: Device.ID, _ change: @escaping @Sendable ([ActivityRecord]) throws -> (ActivityWrites, Result)
     ) async throws -> Result {
-        try await write { db in
+        try await write { [activityRows] db in
             guard try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM device WHERE id = ?"),
                 arguments: [deviceID.databaseString]) != nil else {
                 throw StoreError.notFound("device")
             }
             let (writes, result) = try change(try Self.activities(deviceID: deviceID, db))
             try Self.apply(writes, deviceID: deviceID, db)
+            activityRows.forgetAll()
             return result
         }
     }
@@ -63,19 +64,35 @@ extension SQLiteStore {
         return result
     }
 
+    ///
+    /// A change of the row alone decides first on the row the writer last read or wrote (``ActivityRowCache``): no
+    /// read before the write, whose check finds a row that changed since. A decision on a kept row that writes nothing
+    /// is made again on the row read.
     private func change<Result: Sendable>(
         _ read: ActivityRead, _ change: @escaping @Sendable (ActivityNeighbourhood) throws -> (ActivityWrites, Result)
     ) async throws -> Result {
+        var kept = read.reach == .record ? activityRows.record(deviceID: read.deviceID, slug: read.slug) : nil
         for _ in 0..<Self.optimisticChangeAttempts {
-            let seen = try await activityReads.submit(read)
+            let seen: ActivityNeighbourhood
+            if let record = kept {
+                seen = ActivityNeighbourhood(record: record, activityCount: 0)
+            } else {
+                seen = try await activityReads.submit(read)
+            }
+            let fromCache = kept != nil
+            kept = nil
             let (writes, result) = try change(seen)
             // Nothing to write (a decision that changes nothing): no write transaction.
-            if writes.upserts.isEmpty, writes.deletions.isEmpty { return result }
+            if writes.upserts.isEmpty, writes.deletions.isEmpty {
+                if fromCache { continue }
+                return result
+            }
             if try await activityWrites.submit(ActivityWrite(read: read, kind: .checked(seen: seen, writes: writes))) { return result }
         }
-        return try await write { db in
+        return try await write { [activityRows] db in
             let (writes, result) = try change(try Self.neighbourhood(read, db))
             try Self.apply(writes, deviceID: read.deviceID, db)
+            for slug in writes.deletions + writes.upserts.map(\.slug) { activityRows.forget(deviceID: read.deviceID, slug: slug) }
             return result
         }
     }
@@ -84,7 +101,7 @@ extension SQLiteStore {
     static let optimisticChangeAttempts = 3
 
     public func claimDueActivities(at now: Date, lease: Lease, limit: Int) async throws -> [ActivityRecord] {
-        try await write { db in
+        try await write { [activityRows] db in
             let time = now.timeIntervalSince1970
             let rows = try Row.fetchAll(db.cachedStatement(sql: """
                     SELECT rowid AS row_id, \(Self.columnsWithoutExtras) FROM activity
@@ -99,6 +116,7 @@ extension SQLiteStore {
                     return nil
                 }
                 record.lease = lease
+                activityRows.leased(deviceID: record.deviceID, slug: record.slug, lease)
                 try db.cachedStatement(sql: "UPDATE activity SET lease_owner = ?, lease_expires_at = ? WHERE device_id = ? AND slug = ?")
                     .execute(arguments: [lease.owner, lease.expiresAt.timeIntervalSince1970, record.deviceID.databaseString, record.slug])
                 return record
@@ -107,8 +125,9 @@ extension SQLiteStore {
     }
 
     public func releaseActivityLeases(owner: String) async throws {
-        try await write { db in
+        try await write { [activityRows] db in
             try db.execute(sql: "UPDATE activity SET lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = ?", arguments: [owner])
+            activityRows.forgetAll()
         }
     }
 

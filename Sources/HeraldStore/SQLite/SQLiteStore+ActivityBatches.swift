@@ -42,11 +42,17 @@ final class DecidedResult<Value: Sendable>: Sendable {
 /// the writer (read, write, and the dispatcher's two more) each cost a thread switch and a commit of their own
 /// (docs/performance.md, "Issue 38: activity changes in batches").
 extension SQLiteStore {
-    static func activityReadBatches(_ database: DatabasePool) -> Batcher<ActivityRead, ActivityNeighbourhood> {
+    static func activityReadBatches(_ database: DatabasePool, rows: ActivityRowCache) -> Batcher<ActivityRead, ActivityNeighbourhood> {
         Batcher(maximumBatch: 256) { reads in
             do {
                 return try await database.writeWithoutTransaction { db in
-                    reads.map { read in Result { try neighbourhood(read, db) } }
+                    reads.map { read in
+                        Result {
+                            let found = try neighbourhood(read, db)
+                            if let record = found.record { rows.remember(record) } else { rows.forget(deviceID: read.deviceID, slug: read.slug) }
+                            return found
+                        }
+                    }
                 }
             } catch {
                 return reads.map { _ in .failure(error) }
@@ -57,28 +63,44 @@ extension SQLiteStore {
     /// The batches of writes, committed through `commit` (``SQLiteStore/write(_:)``'s rules: counted, the disk's
     /// failures remembered).
     static func activityWriteBatches(
+        rows: ActivityRowCache,
         commit: @escaping @Sendable (@escaping @Sendable (GRDB.Database) throws -> [Result<Bool, any Error>]) async throws -> [Result<Bool, any Error>]
     ) -> Batcher<ActivityWrite, Bool> {
         Batcher(maximumBatch: 128) { batch in
             do {
-                return try await commit { db in batch.map { write in Result { try written(write, db) } } }
+                return try await commit { db in batch.map { write in Result { try written(write, rows: rows, db) } } }
             } catch {
+                rows.forgetAll()  // what the failed transaction wrote may be in the cache
                 return batch.map { _ in .failure(error) }
             }
         }
     }
 
     /// Writes one change in a savepoint: an optimistic one if its neighbourhood is unchanged, a decided one after
-    /// deciding it; whether it wrote.
-    private static func written(_ write: ActivityWrite, _ db: GRDB.Database) throws -> Bool {
+    /// deciding it; whether it wrote. The changed row is read back into the row cache (as a read would return it: dates
+    /// through seconds since 1970), the other rows it wrote are forgotten there.
+    private static func written(_ write: ActivityWrite, rows: ActivityRowCache, _ db: GRDB.Database) throws -> Bool {
         var written = false
+        let (deviceID, slug) = (write.read.deviceID, write.read.slug)
         try db.inSavepoint {
+            let writes: ActivityWrites
             switch write.kind {
-            case .checked(let seen, let writes):
-                guard try neighbourhood(write.read, db) == seen else { return .commit }
-                try apply(writes, deviceID: write.read.deviceID, db)
+            case .checked(let seen, let checked):
+                guard try neighbourhood(write.read, db) == seen else {
+                    rows.forget(deviceID: deviceID, slug: slug)
+                    return .commit
+                }
+                writes = checked
             case .decided(let decide):
-                try apply(try decide(try neighbourhood(write.read, db).record), deviceID: write.read.deviceID, db)
+                writes = try decide(try neighbourhood(write.read, db).record)
+            }
+            try apply(writes, deviceID: deviceID, db)
+            for other in writes.deletions + writes.upserts.map(\.slug) {
+                if other == slug, let row = writes.upserts.last(where: { $0.slug == slug && $0.deviceID == deviceID }), row.extrasRead {
+                    rows.remember(row.asReadBack)
+                } else {
+                    rows.forget(deviceID: deviceID, slug: other)
+                }
             }
             written = true
             return .commit
@@ -137,6 +159,21 @@ extension SQLiteStore {
             pushedEvent: try columns.optionalString(18).flatMap(LiveActivityMessage.Event.init(rawValue:)),
             inFlightNotification: try columns.optionalString(14).flatMap(UUID.init(uuidString:)),
             updateToken: try columns.optionalString(15), lease: leaseOwner.map { Lease(owner: $0, expiresAt: leaseExpiry ?? .distantPast) })
+    }
+}
+
+extension ActivityRecord {
+    /// The record as a read of the row it was written to returns it: its dates through seconds since 1970, as the
+    /// row keeps them (``SQLiteStore/arguments(_:)``), so that the row cache compares equal to the row.
+    var asReadBack: ActivityRecord {
+        func stored(_ date: Date) -> Date { Date(timeIntervalSince1970: date.timeIntervalSince1970) }
+        var record = self
+        record.createdAt = stored(createdAt)
+        record.updatedAt = stored(updatedAt)
+        record.nextDueAt = nextDueAt.map(stored)
+        record.pushDueAt = pushDueAt.map(stored)
+        record.lease = lease.map { Lease(owner: $0.owner, expiresAt: stored($0.expiresAt)) }
+        return record
     }
 }
 

@@ -112,6 +112,11 @@ extension SQLiteStore {
         }
         let ids = try deleted.map(Self.uuid)
         for id in ids { devices.invalidate(id: id) }
+        if !ids.isEmpty {
+            // Their activities and API tokens went with them.
+            activityRows.forgetAll()
+            apiTokenCache.forgetAll()
+        }
         return ids
     }
 

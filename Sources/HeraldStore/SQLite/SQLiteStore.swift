@@ -28,6 +28,11 @@ public final class SQLiteStore: HeraldStore {
     /// Activity reads and writes, in batches on the writer's connection (``activityReadBatches(_:)``).
     let activityReads: Batcher<ActivityRead, ActivityNeighbourhood>
     let activityWrites: Batcher<ActivityWrite, Bool>
+    /// Activity rows as the writer last read or wrote them: a change's first try decides on its row without reading
+    /// it (``ActivityRowCache``).
+    let activityRows: ActivityRowCache
+    /// API tokens recently looked up (``APITokenCache``).
+    let apiTokenCache = APITokenCache()
     let checkpointer: WALCheckpointer
     let writeHealth: StoreWriteHealth
     let writeTransactions: WriteCount
@@ -78,8 +83,10 @@ public final class SQLiteStore: HeraldStore {
         Self.useIncrementalVacuum(database, logger: logger)
         try checkpointer.open(path: path)
         self.checkpointer = checkpointer
-        activityReads = Self.activityReadBatches(database)
-        activityWrites = Self.activityWriteBatches { [database, writeHealth, writeTransactions] body in
+        let activityRows = ActivityRowCache()
+        self.activityRows = activityRows
+        activityReads = Self.activityReadBatches(database, rows: activityRows)
+        activityWrites = Self.activityWriteBatches(rows: activityRows) { [database, writeHealth, writeTransactions] body in
             try await Self.write(database, health: writeHealth, counting: writeTransactions, body)
         }
         deviceReads = Batcher(maximumBatch: 256) { [database] keys in
@@ -223,6 +230,8 @@ public final class SQLiteStore: HeraldStore {
             try db.execute(sql: "DELETE FROM device WHERE id = ?", arguments: [id.databaseString])
         }
         devices.invalidate(id: id)
+        activityRows.forgetAll()  // its activities and API tokens went with it
+        apiTokenCache.forgetAll()
     }
 
     public func deactivateDevice(id: Device.ID, token: String, reason: String, at date: Date) async throws {
