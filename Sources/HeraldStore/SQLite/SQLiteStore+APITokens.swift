@@ -4,7 +4,7 @@ import HeraldCore
 
 extension SQLiteStore {
     public func insertAPIToken(_ token: APIToken, maximumActive: Int) async throws -> APITokenInsertOutcome {
-        let outcome: APITokenInsertOutcome = try await write { db in
+        try await write { db in
             let deviceID = token.deviceID.databaseString
             guard try Bool.fetchOne(db, sql: "SELECT 1 FROM device WHERE id = ?", arguments: [deviceID]) != nil else {
                 throw StoreError.notFound("device")
@@ -30,8 +30,6 @@ extension SQLiteStore {
                 ])
             return .inserted
         }
-        apiTokenCache.forgetAll()  // after the write: a lookup that read before it cannot put the old state back
-        return outcome
     }
 
     /// Kept for a moment (``APITokenCache``): a revocation here is seen at once, one by another process within its

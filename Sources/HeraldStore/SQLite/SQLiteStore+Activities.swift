@@ -64,8 +64,7 @@ extension SQLiteStore {
         return result
     }
 
-    ///
-    /// A change of the row alone decides first on the row the writer last read or wrote (``ActivityRowCache``): no
+    /// The optimistic change (``changeActivity(deviceID:slug:_:)``). A change of the row alone decides first on the row the writer last read or wrote (``ActivityRowCache``): no
     /// read before the write, whose check finds a row that changed since. A decision on a kept row that writes nothing
     /// is made again on the row read.
     private func change<Result: Sendable>(

@@ -77,8 +77,8 @@ extension SQLiteStore {
     }
 
     /// Writes one change in a savepoint: an optimistic one if its neighbourhood is unchanged, a decided one after
-    /// deciding it; whether it wrote. The changed row is read back into the row cache (as a read would return it: dates
-    /// through seconds since 1970), the other rows it wrote are forgotten there.
+    /// deciding it; whether it wrote. The changed row goes into the row cache as a read would return it
+    /// (``ActivityRecord/asReadBack``); the other rows it wrote are forgotten there.
     private static func written(_ write: ActivityWrite, rows: ActivityRowCache, _ db: GRDB.Database) throws -> Bool {
         var written = false
         let (deviceID, slug) = (write.read.deviceID, write.read.slug)
@@ -95,12 +95,12 @@ extension SQLiteStore {
                 writes = try decide(try neighbourhood(write.read, db).record)
             }
             try apply(writes, deviceID: deviceID, db)
-            for other in writes.deletions + writes.upserts.map(\.slug) {
-                if other == slug, let row = writes.upserts.last(where: { $0.slug == slug && $0.deviceID == deviceID }), row.extrasRead {
-                    rows.remember(row.asReadBack)
-                } else {
-                    rows.forget(deviceID: deviceID, slug: other)
-                }
+            for other in writes.deletions + writes.upserts.map(\.slug) where other != slug { rows.forget(deviceID: deviceID, slug: other) }
+            // `apply` writes the deletions, then the upserts: the last upsert of the slug is the row now.
+            if let row = writes.upserts.last(where: { $0.slug == slug && $0.deviceID == deviceID }), row.extrasRead {
+                rows.remember(row.asReadBack)
+            } else {
+                rows.forget(deviceID: deviceID, slug: slug)
             }
             written = true
             return .commit

@@ -25,7 +25,7 @@ public final class SQLiteStore: HeraldStore {
     /// unmaps the file first, so each lookup faulted its pages in again; the writer's own commits never invalidate its
     /// cache (docs/performance.md, scenario 5: "Device lookups on the writer's connection").
     let deviceReads: Batcher<DeviceKey, Device?>
-    /// Activity reads and writes, in batches on the writer's connection (``activityReadBatches(_:)``).
+    /// Activity reads and writes, in batches on the writer's connection (``activityReadBatches(_:rows:)``).
     let activityReads: Batcher<ActivityRead, ActivityNeighbourhood>
     let activityWrites: Batcher<ActivityWrite, Bool>
     /// Activity rows as the writer last read or wrote them: a change's first try decides on its row without reading

@@ -2,10 +2,11 @@ import Foundation
 import HeraldCore
 import Synchronization
 
-/// API tokens recently looked up by their hash, so that a request's bearer token is not read from the database at
-/// every request (a visit to a reader connection and back). The store that owns it forgets every entry at each write
-/// to the API tokens or the devices they belong to; entries also expire after ``timeToLive``, which bounds how long a
-/// revocation made by another process (`herald token revoke` on the same file) takes to be seen.
+/// API tokens recently looked up by their hash, so that a request's bearer token is not read from the database at every
+/// request (a visit to a reader connection and back). Only tokens found are kept, so a new token changes nothing here;
+/// the store that owns it forgets every entry at a revocation or a device's deletion, and a token whose last use it
+/// writes; entries also expire after ``timeToLive``, which bounds how long a revocation made by another process
+/// (`herald token revoke` on the same file) takes to be seen.
 ///
 /// As with ``DeviceCache``, a lookup takes the ``generation`` before it reads, and ``remember(_:readSince:)`` drops
 /// what it read when a write happened meanwhile.

@@ -47,12 +47,10 @@ final class ActivityRowCache: Sendable {
         state.withLock { state in
             if let previous = state.rows.removeValue(forKey: key) { state.bytes -= Self.bytes(of: previous) }
             guard record.extrasRead, size <= largestRowBytes else { return }
-            if state.bytes + size > capacityBytes {
-                // Make room by dropping an arbitrary quarter (one pass over the keys); a miss only costs a read.
-                for (key, row) in Array(state.rows.prefix(max(state.rows.count / 4, 1))) {
-                    state.rows[key] = nil
-                    state.bytes -= Self.bytes(of: row)
-                }
+            // Make room by dropping arbitrary rows; a miss only costs a read.
+            while state.bytes + size > capacityBytes, let (victim, row) = state.rows.first {
+                state.rows[victim] = nil
+                state.bytes -= Self.bytes(of: row)
             }
             state.rows[key] = record
             state.bytes += size
