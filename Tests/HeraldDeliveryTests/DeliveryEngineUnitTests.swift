@@ -16,14 +16,16 @@ struct DeliveryEngineUnitTests {
     let provider = FakeProvider(platform: .apns)
     let channel = FakeLocalChannel()
 
-    func makeEngine(slots: Int = 8, deliveryWait: Duration = .seconds(5)) -> DeliveryEngine {
+    func makeEngine(
+        slots: Int = 8, deliveryWait: Duration = .seconds(5), outcomeObserver: (any DeliveryOutcomeObserver)? = nil
+    ) -> DeliveryEngine {
         DeliveryEngine(
             store: store, providers: [provider], localChannel: channel, clock: clock,
             configuration: .init(
                 maximumConcurrentDeliveries: slots, retryPolicy: RetryPolicy(initialDelay: 2, maximumDelay: 600),
                 leaseDuration: 30,
                 tick: .seconds(3_600), deliveryWait: deliveryWait, instanceID: "herald-a"),
-            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }), outcomeObserver: outcomeObserver)
     }
 
     /// Runs the engine (its slots, its scheduler) around `body`.

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import HeraldStore
 import HeraldTesting
 import Testing
@@ -70,5 +71,51 @@ extension DeliveryEngineUnitTests {
             #expect(await eventually { (try? await engine.notification(id: notification.id)?.status) == .delivered })
             #expect(channel.offered.map(\.id) == [notification.id])
         }
+    }
+
+    /// The other order: the attempt saved its outcome (which gives the lease back) but has not released the
+    /// notification yet when the wake's claim takes it in the store. That claim is this instance's lease, so the
+    /// notification must go out once the attempt lets go of it; it was left leased and parked (a loaded full run:
+    /// WebSocketTests' queued delivery).
+    @Test func aNotificationClaimedByAWakeWhileItsAttemptEndsGoesOutWhenTheAttemptReleasesIt() async throws {
+        let gate = OutcomeGate()
+        let engine = makeEngine(outcomeObserver: gate)
+        try await running(engine) {
+            let device = try await register(.websocket)
+            let (notification, route) = try await accept(engine, for: device, ttl: 3_600)
+            #expect(route == .parked)
+
+            // The outbox refill finds it due; its attempt parks it (nothing can deliver to the device), saves that, and
+            // is held between the save and the release.
+            await engine.scheduler.pass(now: clock.now(), refilling: true)
+            #expect(await eventually { gate.entered.withLock { $0 } == 1 })
+            #expect(try await store.lease(of: notification.id) == nil, "the parked outcome gave the lease back")
+
+            // A client subscribes now: the wake claims the notification in the store while the attempt still holds it.
+            channel.connect(device.id, client: .nonConfirming)
+            await engine.deliverPending(of: device.id)
+            #expect(try await store.lease(of: notification.id)?.owner == "herald-a")
+            #expect(channel.offered.isEmpty, "not offered while the ending attempt holds it")
+
+            gate.open()
+            #expect(await eventually { (try? await engine.notification(id: notification.id)?.status) == .delivered })
+            #expect(channel.offered.map(\.id) == [notification.id], "offered once, after the attempt released it")
+        }
+    }
+}
+
+/// Stops every attempt between its saved outcome and its end until ``open()`` is called.
+private final class OutcomeGate: DeliveryOutcomeObserver {
+    let entered = Mutex(0)
+    private let opened: AsyncStream<Void>
+    private let opener: AsyncStream<Void>.Continuation
+
+    init() { (opened, opener) = AsyncStream.makeStream(of: Void.self) }
+
+    func open() { opener.finish() }
+
+    func outcomeSaved(_ notification: PushNotification, verdict: AttemptVerdict) async {
+        entered.withLock { $0 += 1 }
+        for await _ in opened {}
     }
 }

@@ -211,13 +211,14 @@ public final class DeliveryEngine: Service, Sendable {
     }
 
     /// One attempt in a slot, and what follows it once it is over: the notification is released, a pending one waits
-    /// in the timer queue, its sender is answered.
+    /// in the timer queue, its sender is answered; a claim of it made meanwhile goes on (``SlotPool/takeCustody(_:)``).
     private func runAttempt(_ work: DeliveryWork) async {
         guard case .finished(let report) = await attempt.run(work) else { return }  // parked: the slot is free meanwhile
         let id = work.notification.id
-        pool.release(id)
+        let claimedAgain = pool.release(id)
         scheduler.attemptEnded(work, report: report)
         senders.answer(id, with: report)
+        if let claimedAgain { pool.queue([claimedAgain]) }
     }
 
     /// Answers the senders whose delivery wait is over, every tick.

@@ -46,7 +46,17 @@ final class SlotPool: Sendable {
         var slotsOnDemand = 0
         /// In this instance's custody: waiting for a slot, in a slot, or parked.
         var held: Set<PushNotification.ID> = []
+        /// Held notifications claimed again before their attempt released them (see ``takeCustody(_:)``): each is
+        /// queued, still held, when that attempt releases it.
+        var claimedAgain: [PushNotification.ID: DeliveryWork] = [:]
         var isStopping = false
+
+        /// Takes custody of claimed work: `true` when it was not held; otherwise it waits for its holder's release.
+        mutating func take(_ work: DeliveryWork) -> Bool {
+            if held.insert(work.notification.id).inserted { return true }
+            claimedAgain[work.notification.id] = work
+            return false
+        }
     }
 
     let limits: Limits
@@ -88,19 +98,25 @@ final class SlotPool: Sendable {
     /// Held, and waiting for a slot.
     var counts: (held: Int, waiting: Int) { state.withLock { ($0.held.count, $0.ready.count) } }
 
-    /// Takes custody of claimed work and queues it (work already held is skipped).
+    /// Takes custody of claimed work and queues it (work already held waits for its release: ``takeCustody(_:)``).
     func enqueue(_ work: [DeliveryWork]) {
         guard !work.isEmpty else { return }
-        start(
-            state.withLock { state in
-                queue(work.filter { state.held.insert($0.notification.id).inserted }, in: &state)
-            })
+        start(state.withLock { state in queue(work.filter { state.take($0) }, in: &state) })
     }
 
-    /// Takes custody of claimed work without queuing it: the items not held already, to be ``queue(_:)``d once
-    /// their count is recorded (a backlog page counts its items before a slot can finish one).
-    func takeCustody(_ work: [DeliveryWork]) -> [DeliveryWork] {
-        state.withLock { state in work.filter { state.held.insert($0.notification.id).inserted } }
+    /// Takes custody of claimed work without queuing it: returns the items not held already, to be ``queue(_:)``d
+    /// once their count is recorded (a backlog page counts its items before a slot can finish one), and how many
+    /// were held.
+    ///
+    /// A held item was claimed again in the store after its attempt saved its outcome (which gives the lease back)
+    /// and before that attempt released it here. The new claim is this instance's lease, so nothing else will take
+    /// it until the lease expires: the item is queued when its attempt releases it (``release(_:)``). Skipping it
+    /// left such a notification parked until its expiry (a subscriber's backlog, WebSocketTests in a loaded run).
+    func takeCustody(_ work: [DeliveryWork]) -> (toQueue: [DeliveryWork], afterRelease: Int) {
+        state.withLock { state in
+            let taken = work.filter { state.take($0) }
+            return (taken, work.count - taken.count)
+        }
     }
 
     /// Queues work already held: a backlog page, or an attempt that goes on (its confirmation came, or its time is up).
@@ -108,9 +124,14 @@ final class SlotPool: Sendable {
         start(state.withLock { queue(work, in: &$0) })
     }
 
-    /// The attempt is over: the notification is no longer held.
-    func release(_ id: PushNotification.ID) {
-        _ = state.withLock { $0.held.remove(id) }
+    /// The attempt is over: the notification is no longer held, unless it was claimed again meanwhile. That claim's
+    /// work is returned, still held, for the caller to ``queue(_:)`` once it is done with this attempt.
+    func release(_ id: PushNotification.ID) -> DeliveryWork? {
+        state.withLock { state in
+            if let again = state.claimedAgain.removeValue(forKey: id) { return again }
+            state.held.remove(id)
+            return nil
+        }
     }
 
     // MARK: Slots

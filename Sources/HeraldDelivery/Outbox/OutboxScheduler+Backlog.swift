@@ -25,8 +25,10 @@ extension OutboxScheduler {
                 lease: Lease(owner: instanceID, expiresAt: now.addingTimeInterval(configuration.leaseDuration)),
                 at: now, limit: room)
             // The page's count is recorded before a slot can finish one of its notifications.
-            let work = pool.takeCustody(claimed.map { DeliveryWork(notification: $0, isBacklog: true) })
-            let claimAgain = state.withLock { $0.backlogs.claimed(work.count, pageWasFull: claimed.count == room, for: deviceID) }
+            let (work, afterRelease) = pool.takeCustody(claimed.map { DeliveryWork(notification: $0, isBacklog: true) })
+            let claimAgain = state.withLock {
+                $0.backlogs.claimed(work.count + afterRelease, pageWasFull: claimed.count == room, for: deviceID)
+            }
             pool.queue(work)
             if claimAgain { Task { await self.deliverPending(of: deviceID) } }
         } catch {
