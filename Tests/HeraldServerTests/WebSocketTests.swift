@@ -113,7 +113,8 @@ struct WebSocketTests {
     }
 
     @Test func aWebSocketOnlyDeviceGetsWhatWasQueuedWhenItSubscribes() async throws {
-        try await TestServer().run { client in
+        let server = try TestServer()
+        try await server.run { client in
             let registered = try await client.post("/api/push/register", #"{"platform": "websocket"}"#).json()
             let registration = Registration(
                 userID: try #require(registered["user_id"]?.stringValue), secret: try #require(registered["device_secret"]?.stringValue))
@@ -129,7 +130,8 @@ struct WebSocketTests {
             await socket.subscribe(registration)
             var received: [String] = []
             for _ in 0..<2 {
-                let event = try #require(await socket.next()?["event"]?.objectValue)
+                let event = try #require(
+                    await socket.next()?["event"]?.objectValue, "what the store holds: \(try await server.outbox(of: ids))")
                 received.append(event["id"]?.stringValue ?? "?")
                 socket.send(#"{"id": 9, "type": "push_notification_confirm", "confirm_id": "\#(event["hass_confirm_id"]?.stringValue ?? "")"}"#)
             }

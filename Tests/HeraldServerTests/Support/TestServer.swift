@@ -51,6 +51,24 @@ struct TestServer {
 
     /// A second connection to the server's SQLite file, to look at what was stored.
     func openStore() throws -> SQLiteStore { try SQLiteStore(path: databasePath) }
+
+    /// How these notifications stand in the store (status, attempts, next attempt, lease): what a failed delivery
+    /// expectation reports.
+    func outbox(of ids: [String]) async throws -> [String] {
+        let store = try openStore()
+        var lines: [String] = []
+        for id in ids {
+            guard let uuid = UUID(uuidString: id), let notification = try await store.notification(id: uuid) else {
+                lines.append("\(id): not stored")
+                continue
+            }
+            let lease = try await store.lease(of: uuid).map { "\($0.owner) until \($0.expiresAt)" } ?? "none"
+            lines.append(
+                "\(id): \(notification.status.rawValue), \(notification.attempts) attempts, next at \(notification.nextAttemptAt), lease \(lease)")
+        }
+        try await store.close()
+        return lines
+    }
 }
 
 /// A registered device as the API returned it.
