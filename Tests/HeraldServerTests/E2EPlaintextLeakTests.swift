@@ -14,11 +14,13 @@ import Testing
 struct E2EPlaintextLeakTests {
     @Test func theDatabaseTheLogsAndTheMetricsHoldNoPlaintext() async throws {
         let key = E2EKey.generate()
+        // The fragments are words no log line holds by chance: not hex (a full run's logs once held "b81d" in a random
+        // id) and six letters or more.
         let secret = E2EMessage(
-            title: "Vault 7 alarm 5f0c2b", subtitle: "Basement b81d", body: "Code 0d9e41 entered at the back door",
-            url: "https://nvr.example/private/9a77c3")
+            title: "Vault 7 alarm qv5kzw", subtitle: "Basement wj8xry", body: "Code ku0pgy entered at the back door",
+            url: "https://nvr.example/private/zr9mxt")
         let envelope = try key.seal(secret)
-        let plaintexts = [secret.title, secret.subtitle ?? "", secret.body, secret.url ?? "", "5f0c2b", "b81d", "0d9e41", "9a77c3"]
+        let plaintexts = [secret.title, secret.subtitle ?? "", secret.body, secret.url ?? "", "qv5kzw", "wj8xry", "ku0pgy", "zr9mxt"]
 
         let apns = try await APNsTestServer.start()
         let log = RecordingLogHandler.Records()

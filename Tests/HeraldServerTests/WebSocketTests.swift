@@ -129,9 +129,12 @@ struct WebSocketTests {
             let socket = WebSocketTestClient(port: try #require(client.port))
             await socket.subscribe(registration)
             var received: [String] = []
-            for _ in 0..<2 {
+            for index in 0..<2 {
                 guard let event = await socket.next()?["event"]?.objectValue else {
-                    Issue.record("No event; what the store holds: \(try await server.outbox(of: ids))")
+                    let socketState = socket.isClosedNow ? "closed" : "open"
+                    let metrics = String(decoding: try await client.execute(uri: "/metrics", method: .get).body.readableBytesView, as: UTF8.self)
+                    let load = metrics.split(separator: "\n").filter { $0.hasPrefix("herald_delivery") || $0.hasPrefix("herald_websocket_conn") }
+                    Issue.record("No event \(index + 1) (socket \(socketState)); the store: \(try await server.outbox(of: ids)); \(load)")
                     return
                 }
                 received.append(event["id"]?.stringValue ?? "?")

@@ -61,6 +61,9 @@ final class WebSocketTestClient: Sendable {
         return nil
     }
 
+    /// Whether the connection is closed now.
+    var isClosedNow: Bool { shared.closed.withLock { $0 } }
+
     /// Whether the server closed the connection within about `seconds`.
     func isClosed(within seconds: Double = 10) async -> Bool {
         for _ in 0..<Int(seconds * 100) {
