@@ -67,7 +67,7 @@ final class WebSocketTestClient: Sendable {
     /// Whether the server closed the connection within about `seconds`.
     func isClosed(within seconds: Double = 10) async -> Bool {
         for _ in 0..<Int(seconds * 100) {
-            if shared.closed.withLock({ $0 }) { return true }
+            if isClosedNow { return true }
             try? await Task.sleep(for: .milliseconds(10))
         }
         return false
